@@ -1,0 +1,18 @@
+"""lucid: PyTorch-style autograd on MLX arrays."""
+from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
+from . import _dtype
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_mlx, from_numpy, full, full_like, linspace,
+                        logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
+                        randn_like, randperm, seed, tensor, zeros, zeros_like)
+from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
+                     get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
+                     uint8, uint16, uint32, uint64)
+from ._tensor import Size, Tensor
+from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
+from .ops.elementwise import *  # noqa: F401,F403
+from .ops.reduce import *  # noqa: F401,F403
+from .ops.shape import *  # noqa: F401,F403
+
+dtype = _dtype.Dtype
+
+__version__ = "0.1.0"

@@ -1,0 +1,238 @@
+"""Making tensors: ``tensor`` from data, the factories (zeros, ones, arange, rand, ...) and their ``*_like`` forms.
+
+dtype inference follows PyTorch: Python floats give float32, ints int64, bools bool; numpy arrays and MLX arrays
+keep their dtype (a float64 numpy array stays float64, which ``mx.array`` alone would silently narrow).
+"""
+from __future__ import annotations
+
+import builtins
+from numbers import Number
+
+import mlx.core as mx
+import numpy as np
+
+from . import _dtype
+from ._tensor import Tensor, _wrap
+from .autograd import grad_mode as gm
+
+
+def _infer_numpy(data) -> np.ndarray:
+    arr = np.asarray(data)
+    if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.float32)  # Python floats are float32, as torch's default dtype
+    elif arr.dtype == np.complex128 and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.complex64)
+    elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
+        arr = arr.astype(np.int64)
+    elif arr.dtype == object:
+        raise TypeError(f"can't make a tensor from {type(data).__name__} data with mixed or unsupported elements")
+    return arr
+
+
+def _to_array(data, dtype=None, device=None) -> mx.array:
+    """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
+    if isinstance(data, Tensor):
+        arr = data._st.data
+    elif isinstance(data, mx.array):
+        arr = data
+    elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        arr = mx.array(np.array(_nested_values(data)))
+        if dtype is None:
+            first = next(d for d in _flat(data) if isinstance(d, Tensor))
+            dtype = first.dtype
+    else:
+        a = _infer_numpy(data)
+        target = dtype if dtype is not None else _dtype.from_numpy_dtype(a.dtype)
+        if a.dtype == np.float64 and target != mx.float64:
+            a = a.astype(np.float32)
+        arr = mx.array(a, dtype=target)
+    if dtype is not None and arr.dtype != dtype:
+        arr = arr.astype(dtype)
+    if device is not None:
+        _dtype.check_device(device, arr.dtype)
+    elif arr.dtype == mx.float64 and mx.default_device().type == mx.gpu:
+        _dtype.check_device("gpu", mx.float64)
+    return arr
+
+
+def _flat(data):
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+def _nested_values(data):
+    if isinstance(data, (list, tuple)):
+        return [_nested_values(d) for d in data]
+    return data.item() if isinstance(data, Tensor) else data
+
+
+def _finish(arr: mx.array, requires_grad: bool) -> Tensor:
+    t = _wrap(arr)
+    if gm.state.inference:
+        t._ex().inference = True
+    if requires_grad:
+        t._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
+    return t
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (nested lists, numbers, numpy or MLX arrays, Tensors)."""
+    return _finish(_to_array(data, dtype, device), requires_grad)
+
+
+def as_tensor(data, dtype=None, device=None) -> Tensor:
+    """Like ``tensor``, but a Tensor of the right dtype is returned as it is."""
+    if isinstance(data, Tensor) and (dtype is None or data.dtype == dtype):
+        return data
+    return tensor(data, dtype, device)
+
+
+def from_numpy(ndarray: np.ndarray) -> Tensor:
+    """A tensor with the numpy array's dtype and values (MLX copies: later numpy writes are not seen)."""
+    return _finish(_to_array(np.asarray(ndarray)), False)
+
+
+def from_mlx(array: mx.array, requires_grad: bool = False) -> Tensor:
+    """Wrap an MLX array without copying."""
+    return _finish(array, requires_grad)
+
+
+def _shape(size) -> tuple:
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    return tuple(builtins.int(s) for s in size)
+
+
+def _factory(make, size, dtype, device, requires_grad, default=mx.float32):
+    dtype = default if dtype is None else dtype
+    if device is not None:
+        _dtype.check_device(device, dtype)
+    return _finish(make(_shape(size), dtype), requires_grad)
+
+
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    return _factory(mx.zeros, size, dtype, device, requires_grad)
+
+
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    return _factory(mx.ones, size, dtype, device, requires_grad)
+
+
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """MLX has no uninitialised memory: this is ``zeros``."""
+    return _factory(mx.zeros, size, dtype, device, requires_grad)
+
+
+def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    if dtype is None:
+        dtype = mx.bool_ if isinstance(fill_value, bool) else (
+            mx.int64 if isinstance(fill_value, builtins.int) else mx.float32)
+    return _factory(lambda s, d: mx.full(s, fill_value, d), (size,) if isinstance(size, Number) else size, dtype,
+                    device, requires_grad)
+
+
+def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _factory(lambda s, d: mx.eye(n, m, dtype=d), (), dtype, device, requires_grad)
+
+
+def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Values from ``start`` to ``end`` (exclusive); int64 when all arguments are ints, else float32."""
+    if end is None:
+        start, end = 0, start
+    if dtype is None:
+        is_int = all(isinstance(v, builtins.int) or (isinstance(v, Tensor) and not v.is_floating_point())
+                     for v in (start, end, step))
+        dtype = mx.int64 if is_int else mx.float32
+    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    np_dtype = np.float64 if _dtype.is_floating(dtype) else np.int64
+    arr = np.arange(vals[0], vals[1], vals[2], dtype=np_dtype)
+    return _factory(lambda s, d: mx.array(arr, dtype=d), (), dtype, device, requires_grad)
+
+
+def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return _factory(lambda s, d: mx.array(np.linspace(start, end, steps), dtype=d), (), dtype, device,
+                    requires_grad)
+
+
+def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
+             requires_grad: bool = False) -> Tensor:
+    return _factory(lambda s, d: mx.array(np.logspace(start, end, steps, base=base), dtype=d), (), dtype, device,
+                    requires_grad)
+
+
+# ---------------------------------------------------------------------------------------------------- random
+def manual_seed(seed: int) -> None:
+    """Seed lucid's (MLX's) random number generator."""
+    mx.random.seed(builtins.int(seed))
+
+
+seed = manual_seed
+
+
+def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Uniform on [0, 1)."""
+    return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=d), size, dtype, device, requires_grad)
+
+
+def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """Standard normal."""
+    return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d), size, dtype, device, requires_grad)
+
+
+def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: bool = False,
+            generator=None) -> Tensor:
+    """Integers in [low, high); ``randint(high, size)`` starts at 0."""
+    if size is None:
+        low, high, size = 0, low, high
+    return _factory(lambda s, d: mx.random.randint(low, high, shape=s).astype(d), (tuple(size),), dtype, device,
+                    requires_grad, default=mx.int64)
+
+
+def randperm(n: int, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,))).astype(d), (), dtype, device,
+                    requires_grad, default=mx.int64)
+
+
+def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad: bool = False,
+           generator=None) -> Tensor:
+    """Normal samples: ``normal(mean, std, size)`` with numbers, or elementwise with tensor mean/std."""
+    if isinstance(mean, Tensor) or isinstance(std, Tensor):
+        m = mean._st.data if isinstance(mean, Tensor) else mean
+        s = std._st.data if isinstance(std, Tensor) else std
+        shape = mx.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
+        dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
+        return _finish(mx.random.normal(shape=shape, dtype=dt) * s + m, requires_grad)
+    return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std), (tuple(size),), dtype,
+                    device, requires_grad)
+
+
+def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return ones(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def empty_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def full_like(input, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def rand_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randn_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+
+
+def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+                   requires_grad=requires_grad)

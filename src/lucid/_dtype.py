@@ -1,0 +1,145 @@
+"""dtypes and devices: lucid uses MLX's dtype objects directly, with PyTorch's names and promotion rules."""
+from __future__ import annotations
+
+import mlx.core as mx
+import numpy as np
+
+float16 = half = mx.float16
+bfloat16 = mx.bfloat16
+float32 = float = mx.float32
+float64 = double = mx.float64
+complex64 = cfloat = mx.complex64
+int8 = mx.int8
+int16 = short = mx.int16
+int32 = int = mx.int32
+int64 = long = mx.int64
+uint8 = mx.uint8
+uint16 = mx.uint16
+uint32 = mx.uint32
+uint64 = mx.uint64
+bool = mx.bool_  # noqa: A001  (PyTorch's name)
+
+Dtype = mx.Dtype
+
+_NUMPY_TO_MX = {
+    np.dtype("float16"): mx.float16, np.dtype("float32"): mx.float32, np.dtype("float64"): mx.float64,
+    np.dtype("complex64"): mx.complex64, np.dtype("complex128"): mx.complex64,
+    np.dtype("int8"): mx.int8, np.dtype("int16"): mx.int16, np.dtype("int32"): mx.int32, np.dtype("int64"): mx.int64,
+    np.dtype("uint8"): mx.uint8, np.dtype("uint16"): mx.uint16, np.dtype("uint32"): mx.uint32,
+    np.dtype("uint64"): mx.uint64, np.dtype("bool"): mx.bool_,
+}
+
+
+def is_floating(dtype) -> bool:
+    return mx.issubdtype(dtype, mx.floating)
+
+
+def is_complex(dtype) -> bool:
+    return mx.issubdtype(dtype, mx.complexfloating)
+
+
+def can_require_grad(dtype) -> bool:
+    return mx.issubdtype(dtype, mx.inexact)
+
+
+def _category(dtype) -> int:
+    """PyTorch's promotion categories: bool < integer < floating < complex."""
+    if dtype == mx.bool_:
+        return 0
+    if mx.issubdtype(dtype, mx.integer):
+        return 1
+    if mx.issubdtype(dtype, mx.floating):
+        return 2
+    return 3
+
+
+def promote(a: mx.array, b: mx.array) -> tuple[mx.array, mx.array]:
+    """Cast two arrays to PyTorch's result type. MLX promotes a 0-d float64 with a float32 vector to float64;
+    PyTorch lets a dimensioned operand win within the same category (a 0-d f64 leaves a f32 tensor f32)."""
+    da, db = a.dtype, b.dtype
+    if da == db:
+        return a, b
+    if a.ndim == 0 and b.ndim != 0 and _category(da) <= _category(db):
+        return a.astype(db), b
+    if b.ndim == 0 and a.ndim != 0 and _category(db) <= _category(da):
+        return a, b.astype(da)
+    return a, b  # otherwise MLX's table is PyTorch's
+
+
+def dtype_name(dtype) -> str:
+    return str(dtype).replace("mlx.core.", "")
+
+
+# ---------------------------------------------------------------------------------------------------- devices
+class device:
+    """Where MLX runs an op: ``device("cpu")`` or ``device("gpu")`` (Metal on Apple Silicon, CUDA on Linux builds
+    that have it). MLX arrays live in unified memory, so a tensor's device names the stream its ops run on."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type: str | "device", index: int | None = None):  # noqa: A002  (PyTorch's name)
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        name, _, idx = str(type).partition(":")
+        if name == "mps" or name == "cuda":
+            name = "gpu"  # PyTorch spellings port unchanged
+        if name not in ("cpu", "gpu"):
+            raise RuntimeError(f"Expected one of cpu, gpu, mps or cuda device type at start of device string: {type}")
+        self.type = name
+        self.index = int(idx) if idx else (index or 0)
+
+    def __eq__(self, other):
+        other = device(other) if isinstance(other, str) else other
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+    def __repr__(self):
+        return f"device(type='{self.type}', index={self.index})"
+
+    def __str__(self):
+        return self.type
+
+    @property
+    def mx(self) -> mx.Device:
+        return mx.Device(mx.cpu if self.type == "cpu" else mx.gpu, self.index)
+
+
+def gpu_available() -> bool:
+    return mx.is_available(mx.gpu)
+
+
+def check_device(dev, dtype) -> device:
+    """Validate a requested device for a tensor of ``dtype``; returns the device."""
+    d = device(dev)
+    if d.type == "gpu":
+        if not gpu_available():
+            raise RuntimeError("device 'gpu' is not available: this MLX build has no GPU backend (use 'cpu')")
+        if dtype == mx.float64:
+            raise RuntimeError("float64 is not supported on the GPU; keep float64 tensors on the CPU "
+                               "(lucid.set_default_device('cpu')) or cast to float32")
+    return d
+
+
+def get_default_device() -> device:
+    return device("cpu" if mx.default_device().type == mx.cpu else "gpu")
+
+
+def set_default_device(dev) -> None:
+    """Set where ops run (MLX's default device)."""
+    mx.set_default_device(device(dev).mx if device(dev).type == "cpu" else check_device(dev, None).mx)
+
+
+def from_numpy_dtype(dt) -> mx.Dtype:
+    try:
+        return _NUMPY_TO_MX[np.dtype(dt)]
+    except KeyError:
+        raise TypeError(f"can't convert numpy dtype {dt} to a lucid dtype") from None
+
+
+_MX_TO_NUMPY = {v: k for k, v in _NUMPY_TO_MX.items() if k != np.dtype("complex128")}
+
+
+def to_numpy_dtype(dt):
+    return _MX_TO_NUMPY.get(dt, np.dtype("float32"))

@@ -1,0 +1,440 @@
+"""Tensor: one MLX array plus autograd metadata.
+
+The array lives in a ``Storage`` box that ``detach()`` and ``.data`` share, so an in-place write through one of
+them shows through the other (MLX arrays are immutable; "in place" means the box gets a new array). The box also
+carries the version counter that backward checks saved tensors against.
+
+Operators and methods (``x + y``, ``x.sum()``) are attached by the op modules in ``lucid.ops``: each op is
+declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
+"""
+from __future__ import annotations
+
+import warnings
+
+import mlx.core as mx
+import numpy as np
+
+from . import _dtype
+from .autograd import grad_mode as gm
+from .autograd.graph import RemovableHandle, _Hooks, accumulator, add_hook
+
+_new = object.__new__
+
+
+class Storage:
+    __slots__ = ("data", "version")
+
+
+class _Extra:
+    """Rarely-set per-tensor state, kept off the hot path."""
+
+    __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks")
+
+    def __init__(self):
+        self.retains_grad = False
+        self.post_hooks = None  # {key: fn(tensor)} after .grad accumulation (leaves)
+        self.view_of = None  # (base, write_back(base, value) -> new base) for views that write through
+        self.inference = False
+        self.data_alias = False  # `.data`: in-place writes do not bump the version counter
+        self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints like PyTorch's and knows ``numel()``."""
+
+    def __repr__(self):
+        return f"lucid.Size({list(self)})"
+
+    def numel(self) -> int:
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+
+def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
+    """The fast constructor used by every op."""
+    st = _new(Storage)
+    st.data = arr
+    st.version = 0
+    t = _new(Tensor)
+    t._st = st
+    t._rg = rg
+    t._fn = fn
+    t._nr = nr
+    t._grad = None
+    t._accum = None
+    t._extra = None
+    return t
+
+
+def _shape_str(shape) -> str:
+    return str(list(shape))
+
+
+class Tensor:
+    """A multi-dimensional array with autograd, backed by an ``mlx.core.array`` (``t.mlx``)."""
+
+    __slots__ = ("_st", "_rg", "_fn", "_nr", "_grad", "_accum", "_extra", "__weakref__")
+    __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
+
+    def __init__(self, data=None, dtype=None, requires_grad: bool = False, device=None):
+        from ._creation import _to_array
+        arr = _to_array([] if data is None else data, dtype, device)
+        src = _wrap(arr)
+        self._st, self._rg, self._fn, self._nr = src._st, False, None, 0
+        self._grad = self._accum = self._extra = None
+        if requires_grad:
+            self._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
+
+    # ------------------------------------------------------------------------------------------------ data
+    @property
+    def mlx(self) -> mx.array:
+        """The MLX array behind this tensor (no copy)."""
+        return self._st.data
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._st.data.shape)
+
+    def size(self, dim: int | None = None):
+        s = self._st.data.shape
+        return Size(s) if dim is None else s[dim]
+
+    @property
+    def ndim(self) -> int:
+        return self._st.data.ndim
+
+    def dim(self) -> int:
+        return self._st.data.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._st.data.size
+
+    nelement = numel
+
+    @property
+    def dtype(self):
+        return self._st.data.dtype
+
+    @property
+    def device(self) -> _dtype.device:
+        return _dtype.get_default_device()
+
+    @property
+    def is_cuda(self) -> bool:
+        return False
+
+    def is_floating_point(self) -> bool:
+        return _dtype.is_floating(self.dtype)
+
+    def is_complex(self) -> bool:
+        return _dtype.is_complex(self.dtype)
+
+    def element_size(self) -> int:
+        return self._st.data.itemsize
+
+    def __len__(self):
+        s = self._st.data.shape
+        if not s:
+            raise TypeError("len() of a 0-d tensor")
+        return s[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(len(self)))
+
+    def numpy(self) -> np.ndarray:
+        if self._rg:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
+        return self._to_numpy()
+
+    def _to_numpy(self) -> np.ndarray:
+        a = self._st.data
+        if a.dtype == mx.bfloat16:
+            a = a.astype(mx.float32)
+        return np.array(a, copy=True)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._to_numpy()
+        return a if dtype is None else a.astype(dtype)
+
+    def tolist(self):
+        return self._st.data.tolist()
+
+    def item(self):
+        if self._st.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._st.data.size} elements cannot be converted to Scalar")
+        return self._st.data.item()
+
+    def __bool__(self):
+        if self._st.data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._st.data.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __index__(self):
+        if not mx.issubdtype(self.dtype, mx.integer) or self.numel() != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        a = self._to_numpy()
+        body = np.array2string(a, separator=", ", prefix="Tensor(", threshold=1000, edgeitems=3)
+        extras = []
+        if a.size == 0:
+            extras.append(f"size={tuple(a.shape)}")
+        if self.dtype not in (mx.float32, mx.int64, mx.bool_):
+            extras.append(f"dtype=lucid.{_dtype.dtype_name(self.dtype)}")
+        if self._fn is not None:
+            extras.append(f"grad_fn=<{self._fn.name()}>")
+        elif self._rg:
+            extras.append("requires_grad=True")
+        return "Tensor(" + ", ".join([body] + extras) + ")"
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        if self.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    # ------------------------------------------------------------------------------------------------ autograd
+    def _ex(self) -> _Extra:
+        ex = self._extra
+        if ex is None:
+            ex = self._extra = _Extra()
+        return ex
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool):
+        self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
+        return self
+
+    def _set_requires_grad(self, flag: bool, dtype_message: str):
+        flag = bool(flag)
+        if self._fn is not None:
+            if not flag:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return
+        if flag and not _dtype.can_require_grad(self.dtype):
+            raise RuntimeError(dtype_message)
+        ex = self._extra
+        if flag and ex is not None and ex.inference and not gm.state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
+        self._rg = flag
+
+    @property
+    def is_leaf(self) -> bool:
+        return self._fn is None
+
+    @property
+    def grad_fn(self):
+        return self._fn
+
+    @property
+    def output_nr(self) -> int:
+        return self._nr
+
+    @property
+    def _version(self) -> int:
+        return self._st.version
+
+    @property
+    def grad(self):
+        if self._fn is not None and not self.retains_grad:
+            warnings.warn(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
+                "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
+                "for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf "
+                "Tensor by mistake, make sure you access the leaf Tensor instead.", UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if tuple(value.shape) != tuple(self.shape):
+                raise RuntimeError(f"attempting to assign a gradient of size '{_shape_str(value.shape)}' to a tensor "
+                                   f"of size '{_shape_str(self.shape)}'. Please ensure that the gradient and the "
+                                   "tensor are the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(f"attempting to assign a gradient with dtype '{_dtype.dtype_name(value.dtype)}' "
+                                   f"to a tensor with dtype '{_dtype.dtype_name(self.dtype)}'. Please ensure that "
+                                   "the gradient and the tensor have the same dtype")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Clear ``.grad`` between backward calls: set it to None (default) or fill it with zeros in place."""
+        if set_to_none or self._grad is None:
+            self._grad = None
+        else:
+            g = self._grad
+            g._st.data = mx.zeros_like(g._st.data)
+            g._st.version += 1
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._extra is not None and self._extra.retains_grad
+
+    def retain_grad(self) -> None:
+        """Make a non-leaf keep its ``.grad`` after backward (a no-op on leaves)."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        if self._fn is None or self.retains_grad:
+            return
+        self._ex().retains_grad = True
+        import weakref
+        self._fn.hooks().retain[self._nr] = weakref.ref(self)
+
+    def register_hook(self, hook) -> RemovableHandle:
+        """``hook(grad) -> None | Tensor`` runs when the gradient for this tensor is computed (backward and
+        autograd.grad), in registration order; a returned tensor replaces the gradient that flows on."""
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._fn is None:
+            ex = self._ex()
+            if ex.leaf_hooks is None:
+                ex.leaf_hooks = {}
+            return add_hook(ex.leaf_hooks, hook)
+        return add_hook(self._fn.hooks().tensor_pre.setdefault(self._nr, {}), hook)
+
+    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
+        """``hook(tensor) -> None`` runs after backward has accumulated into this leaf's ``.grad``."""
+        if self._fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        ex = self._ex()
+        if ex.post_hooks is None:
+            ex.post_hooks = {}
+        return add_hook(ex.post_hooks, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; see ``lucid.autograd.backward``."""
+        from .autograd.engine import backward
+        backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> "Tensor":
+        """A tensor that shares this one's data and version counter and is cut off from the graph."""
+        t = _wrap(self._st.data)
+        t._st = self._st
+        return t
+
+    def detach_(self) -> "Tensor":
+        if self._extra is not None and self._extra.view_of is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
+                               "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
+                               "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
+                               "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
+                               "function in torch/optim/optimizer.py as the solution.")
+        self._fn = None
+        self._rg = False
+        self._nr = 0
+        return self
+
+    @property
+    def data(self) -> "Tensor":
+        """This tensor's data without autograd: writes to it show through and do not bump the version."""
+        t = self.detach()
+        t._ex().data_alias = True
+        return t
+
+    @data.setter
+    def data(self, value: "Tensor"):
+        st = _new(Storage)
+        st.data = value._st.data if isinstance(value, Tensor) else mx.array(value)
+        st.version = self._st.version
+        self._st = st
+
+    def is_inference(self) -> bool:
+        return self._extra is not None and self._extra.inference
+
+    # ------------------------------------------------------------------------------------------------ in place
+    def _inplace(self, compute, via_view: bool = False) -> "Tensor":
+        """Replace this tensor's value by ``compute(old)``, where ``compute`` is built from lucid ops.
+
+        With recording on, ``old`` is a fresh alias of the current value (same grad_fn), so the graph sees the
+        value before the write, and this tensor takes the result's grad_fn. The version counter goes up, so nodes
+        that saved this tensor notice. A view writes its new value back into its base (``view_of``)."""
+        self._check_inplace(via_view)
+        if gm.state.grad:
+            old = _wrap(self._st.data, self._fn, self._rg, self._nr)
+            new = compute(old)
+        else:
+            new = compute(self)
+        new = self._conform_inplace(new)
+        ex = self._extra
+        if ex is not None and ex.view_of is not None:
+            base, write_back = ex.view_of
+            base._inplace(lambda b: write_back(b, new), via_view=True)
+        st = self._st
+        st.data = new._st.data
+        if ex is None or not ex.data_alias:
+            st.version += 1
+        if new._fn is not None:
+            self._fn, self._nr, self._rg = new._fn, new._nr, True
+            new._fn.rebind_output(st)
+        elif self._fn is not None:  # the new value depends on nothing that requires grad (e.g. fill_)
+            self._fn, self._nr, self._rg = None, 0, False
+        return self
+
+    def _check_inplace(self, via_view: bool):
+        ex = self._extra
+        if ex is not None and ex.inference and not gm.state.inference:
+            raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not allowed.You can make "
+                               "a clone to get a normal tensor before doing inplace update.See "
+                               "https://github.com/pytorch/rfcs/pull/17 for more details.")
+        if not gm.state.grad:
+            return
+        if self._rg and self._fn is None:
+            if via_view:
+                raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
+                                   "operation.")
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        if ex is not None and ex.view_of is not None:
+            ex.view_of[0]._check_inplace(True)
+
+    def _conform_inplace(self, new: "Tensor") -> "Tensor":
+        a, b = self._st.data, new._st.data
+        if b.shape != a.shape:
+            raise RuntimeError(f"output with shape {_shape_str(a.shape)} doesn't match the broadcast shape "
+                               f"{_shape_str(b.shape)}")
+        if b.dtype != a.dtype:
+            if _dtype._category(b.dtype) > _dtype._category(a.dtype):
+                raise RuntimeError(f"result type {_dtype.dtype_name(b.dtype)} can't be cast to the desired output "
+                                   f"type {_dtype.dtype_name(a.dtype)}")
+            new = new.to(a.dtype)
+        return new
+
+    def _set_view_of(self, base: "Tensor", write_back) -> "Tensor":
+        self._ex().view_of = (base, write_back)
+        return self
+
+
+__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator"]

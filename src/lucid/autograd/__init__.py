@@ -1,0 +1,9 @@
+"""lucid.autograd: reverse-mode automatic differentiation on the tape of lucid ops."""
+from .engine import backward, grad
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
+                        set_grad_enabled)
+from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .graph import Node
+
+__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled", "Node", "gradcheck", "gradgradcheck", "GradcheckError"]

@@ -1,0 +1,429 @@
+"""The engine: ``backward`` and ``grad``.
+
+One walk serves both. From the roots' nodes it collects the reachable graph iteratively (no recursion, so 10^5-deep
+graphs work), orders it topologically by dependency counts (Kahn), optionally prunes it to the nodes that lead to
+the requested inputs, and then visits each node once: sum of its incoming gradients -> hooks -> its backward
+(``node.apply``) -> the results conformed to each receiving node's shape and dtype (undoing broadcasting and type
+promotion in this one place) and added into that node's buffer. ``backward`` adds what reaches leaves into their
+``.grad``; ``grad`` captures what reaches the inputs and touches no ``.grad``.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+
+import mlx.core as mx
+
+from .._tensor import Tensor, _shape_str, _wrap
+from .._dtype import dtype_name, is_complex
+from . import grad_mode as gm
+from .graph import AccumulateGrad, edge_of
+
+_ALL = object()  # "accumulate into every leaf"
+
+
+# ---------------------------------------------------------------------------------------------------- public API
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, grad_variables=None,
+             inputs=None) -> None:
+    """Compute the sum of gradients of ``tensors`` with respect to graph leaves and accumulate it into their
+    ``.grad``.
+
+    ``grad_tensors`` holds one seed per root (None means ones, allowed only for one-element roots); several roots
+    are summed at shared leaves. ``retain_graph`` defaults to ``create_graph``; without it, saved tensors are freed
+    and a second walk raises. ``create_graph=True`` records the backward itself, so ``.grad`` is differentiable.
+    ``inputs`` restricts accumulation to those tensors (a non-leaf among them gets ``.grad`` via ``retain_grad``).
+    """
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+    roots = _as_tensors(tensors)
+    if inputs is not None:
+        inputs = _as_inputs(inputs, "backward")
+        for t in inputs:
+            if not t._rg:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+    seeds = _make_seeds(roots, grad_tensors, allow_scalars=False)
+    for i, t in enumerate(roots):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if create_graph:
+        warnings.warn(
+            "Using backward() with create_graph=True will create a reference cycle between the parameter and its "
+            "gradient which can cause a memory leak. We recommend using autograd.grad when creating the graph to "
+            "avoid this. If you have to use this function, make sure to reset the .grad fields of your parameters "
+            "to None after use to break the cycle and avoid the leak.", UserWarning, stacklevel=2)
+    if inputs is None:
+        accumulate, targets = _ALL, None
+    else:
+        for t in inputs:
+            t.retain_grad()  # a non-leaf input gets .grad (a no-op on leaves)
+        edges = [edge_of(t) for t in inputs]
+        accumulate = {e[0] for e, t in zip(edges, inputs) if t._fn is None}
+        targets = {e[0] for e in edges}
+    _execute([edge_of(t) for t in roots], seeds, retain_graph, create_graph, accumulate, targets, None)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False, only_inputs: bool = True,
+         allow_unused=None, is_grads_batched: bool = False, materialize_grads: bool = False):
+    """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated.
+
+    A single Tensor ``inputs`` gives a single Tensor; a list or tuple gives a tuple; a dict gives a dict with the
+    same keys. Omitted ``grad_outputs`` means ones (one-element outputs only); Python scalars are accepted.
+    Nothing's ``.grad`` is read or written (except retain_grad'ed non-leaves, as in PyTorch). Only nodes that lead
+    to ``inputs`` are visited. An input the outputs do not depend on is an error unless ``allow_unused=True``
+    (it gets None) or ``materialize_grads=True`` (zeros). ``is_grads_batched=True`` treats dim 0 of every
+    grad_output as a batch of seeds and stacks the results.
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "
+                         "but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
+    keys = list(inputs.keys()) if isinstance(inputs, dict) else None
+    single = isinstance(inputs, Tensor)
+    inputs = _as_inputs(inputs, "grad")
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    outputs = _as_tensors(outputs)
+    seeds_in = grad_outputs
+    if seeds_in is not None:
+        seeds_in = list(seeds_in) if isinstance(seeds_in, (list, tuple)) else [seeds_in]
+        if len(seeds_in) < len(outputs):
+            raise RuntimeError(f"got {len(outputs)} tensors and {len(seeds_in)} gradients")
+    if allow_unused:  # the seed contract: with allow_unused, outputs that have no graph are skipped
+        keep = [i for i, o in enumerate(outputs) if o._rg]
+        outputs = [outputs[i] for i in keep]
+        seeds_in = None if seeds_in is None else [seeds_in[i] for i in keep]
+    for i, t in enumerate(outputs):
+        if not t._rg:
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+    if retain_graph is None:
+        retain_graph = create_graph
+    edges = [edge_of(t) for t in inputs]
+
+    if is_grads_batched:
+        results = _batched(outputs, seeds_in, edges, retain_graph, create_graph)
+    else:
+        seeds = _make_seeds(outputs, seeds_in, allow_scalars=True)
+        results = _execute([edge_of(t) for t in outputs], seeds, retain_graph, create_graph, None,
+                           {e[0] for e in edges}, edges) if outputs else [None] * len(inputs)
+
+    for i, (g, t) in enumerate(zip(results, inputs)):
+        if g is None:
+            if materialize_grads:
+                results[i] = _wrap(mx.zeros_like(t._st.data), rg=bool(create_graph))
+            elif not allow_unused:
+                raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
+    if single:
+        return results[0]
+    if keys is not None:
+        return dict(zip(keys, results))
+    return tuple(results)
+
+
+# ---------------------------------------------------------------------------------------------------- arguments
+def _as_tensors(tensors) -> list:
+    if isinstance(tensors, Tensor):
+        return [tensors]
+    tensors = list(tensors)
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected a Tensor or a sequence of Tensors, but got {type(t).__name__}")
+    return tensors
+
+
+def _as_inputs(inputs, fn_name: str) -> list:
+    if isinstance(inputs, Mapping) and not isinstance(inputs, dict):
+        raise TypeError(f"inputs to {fn_name}() must be a Tensor, a sequence of Tensors or a dict, "
+                        f"not {type(inputs).__name__}")
+    if isinstance(inputs, dict):
+        inputs = list(inputs.values())
+    inputs = _as_tensors(inputs)
+    if not inputs:
+        raise RuntimeError(f"`inputs` argument to `{fn_name}()` cannot be empty.")
+    return inputs
+
+
+def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
+    """One seed Tensor per output, validated as PyTorch does."""
+    if grads is None:
+        grads = [None] * len(outputs)
+    elif isinstance(grads, Tensor) or (allow_scalars and isinstance(grads, (int, float, complex))):
+        grads = [grads]
+    else:
+        grads = list(grads)  # a bare float raises "'float' object is not iterable", as in PyTorch
+    if len(grads) < len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        a = out._st.data
+        if g is None:
+            if not out._rg:
+                seeds.append(None)
+                continue
+            if a.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if is_complex(a.dtype):
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{dtype_name(a.dtype)}")
+            seeds.append(_wrap(mx.ones(a.shape, a.dtype)))
+        elif isinstance(g, Tensor):
+            ga = g._st.data
+            if ga.shape != a.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(ga.shape)} and "
+                                   f"output[{i}] has a shape of {_shape_str(a.shape)}.")
+            if is_complex(ga.dtype) != is_complex(a.dtype):
+                raise RuntimeError(
+                    "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch "
+                    f"in dtype: grad_output[{i}] has a dtype of {dtype_name(ga.dtype)} and output[{i}] has a dtype "
+                    f"of {dtype_name(a.dtype)}.")
+            seeds.append(g if ga.dtype == a.dtype else g.to(a.dtype))
+        elif allow_scalars and isinstance(g, (int, float, complex)) and not isinstance(g, bool):
+            seeds.append(_wrap(mx.full(a.shape, g, a.dtype)))
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got {type(g).__name__}")
+    return seeds
+
+
+def _batched(outputs, seeds_in, edges, retain_graph, create_graph) -> list:
+    """``is_grads_batched``: one walk per row of the seeds, results stacked along a new dim 0."""
+    from ..ops.shape import stack
+    if seeds_in is None:
+        raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch dimension")
+    n = None
+    for i, (o, g) in enumerate(zip(outputs, seeds_in)):
+        gs, os_ = tuple(g.shape), tuple(o.shape)
+        if gs[1:] != os_:
+            raise RuntimeError(
+                "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {_shape_str(gs)} and "
+                f"output[{i}] has a shape of {_shape_str(os_)}. If you only want some tensors in `grad_output` to be "
+                "considered batched, consider using vmap.")
+        n = gs[0]
+    per_row = []
+    for b in range(n):
+        seeds = _make_seeds(outputs, [g[b] for g in seeds_in], allow_scalars=True)
+        keep = retain_graph or b < n - 1
+        per_row.append(_execute([edge_of(t) for t in outputs], seeds, keep, create_graph, None,
+                                {e[0] for e in edges}, edges))
+    out = []
+    for j, e in enumerate(edges):
+        col = [row[j] for row in per_row]
+        if any(c is None for c in col):
+            out.append(None)
+        else:
+            out.append(stack(col))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- the walk
+def _topological(root_nodes: list) -> list:
+    """Every node reachable from the roots, parents before children, found without recursion."""
+    deps: dict = {}
+    seen = set(root_nodes)
+    stack = list(seen)
+    while stack:
+        for e in stack.pop().next:
+            if e is not None:
+                m = e[0]
+                deps[m] = deps.get(m, 0) + 1
+                if m not in seen:
+                    seen.add(m)
+                    stack.append(m)
+    ready = [n for n in dict.fromkeys(root_nodes) if n not in deps]
+    order = []
+    while ready:
+        n = ready.pop()
+        order.append(n)
+        for e in n.next:
+            if e is not None:
+                m = e[0]
+                d = deps[m] - 1
+                deps[m] = d
+                if d == 0:
+                    ready.append(m)
+    return order
+
+
+def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
+    """Walk the graph from ``roots`` (edges) with ``seeds``.
+
+    accumulate: _ALL, a set of AccumulateGrad nodes, or None (accumulate nothing).
+    targets: None, or the nodes the walk must reach (it then skips every node that leads to none of them).
+    capture: None, or a list of edges whose gradients are returned, in order.
+    """
+    pairs = [(e, s) for e, s in zip(roots, seeds) if e is not None and s is not None]
+    order = _topological([e[0] for e, _ in pairs])
+    needed = None
+    if targets is not None:
+        needed = set(targets)
+        for n in reversed(order):
+            if n not in needed:
+                for e in n.next:
+                    if e is not None and e[0] in needed:
+                        needed.add(n)
+                        break
+    captured = None
+    if capture is not None:
+        captured = [None] * len(capture)
+        slots: dict = {}
+        for i, e in enumerate(capture):
+            slots.setdefault(e, []).append(i)
+
+    buffers: dict = {}
+    for (node, nr), seed in pairs:
+        _add_to(buffers, node, nr, seed)
+
+    prev = gm.state.grad
+    gm.state.grad = bool(create_graph)
+    try:
+        for node in order:
+            grads = buffers.pop(node, None)
+            if grads is None or (needed is not None and node not in needed):
+                continue
+            hooks = node._hooks
+            if hooks is not None:
+                grads = _pre_hooks(node, hooks, grads, create_graph)
+            if type(node) is AccumulateGrad:
+                _visit_leaf(node, grads[0], accumulate, create_graph, captured, slots if capture else None)
+                continue
+            if captured is not None:
+                for nr, g in enumerate(grads):
+                    for i in slots.get((node, nr), ()):
+                        captured[i] = g if captured[i] is None else captured[i] + g
+            nxt = node.next
+            if needed is not None and not any(e is not None and e[0] in needed for e in nxt):
+                continue  # an input's own node with nothing further to reach
+            in_grads = node.apply(grads, needed)
+            if not retain_graph:
+                node.release()
+            if hooks is not None and hooks.post:
+                in_grads = _post_hooks(hooks, in_grads, grads)
+            for i, e in enumerate(nxt):
+                g = in_grads[i]
+                if e is None or g is None:
+                    continue
+                m, nr = e
+                if needed is not None and m not in needed:
+                    continue
+                _add_to(buffers, m, nr, _conform(g, m, nr, node, i))
+    finally:
+        gm.state.grad = prev
+    if captured is not None:
+        return [None if g is None else _wrap(g._st.data, g._fn, g._rg, g._nr) for g in captured]
+    return None
+
+
+def _add_to(buffers: dict, node, nr: int, g: Tensor) -> None:
+    buf = buffers.get(node)
+    if buf is None:
+        buf = buffers[node] = [None] * node.num_outputs
+    prev = buf[nr]
+    buf[nr] = g if prev is None else prev + g
+
+
+def _conform(g: Tensor, node, nr: int, producer, index: int) -> Tensor:
+    """Sum a gradient back over broadcast dimensions and cast it to the dtype of the tensor it is for."""
+    shape, dtype = node.output_meta(nr)
+    a = g._st.data
+    gshape = a.shape
+    if gshape != shape:
+        lead = len(gshape) - len(shape)
+        if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+            raise RuntimeError(f"Function {producer.name()} returned an invalid gradient at index {index} - got "
+                               f"{_shape_str(gshape)} but expected shape compatible with {_shape_str(shape)}")
+        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+        if dims:
+            g = g.sum(dim=dims, keepdim=True)
+        if lead:
+            g = g.reshape(shape)
+    if a.dtype != dtype:
+        g = g.to(dtype)
+    return g
+
+
+def _pre_hooks(node, hooks, grads: list, create_graph) -> list:
+    """Tensor hooks of the node's outputs, retain_grad, then the node's own pre-hooks."""
+    if hooks.tensor_pre or hooks.retain:
+        grads = list(grads)
+        for nr, g in enumerate(grads):
+            if g is None:
+                continue
+            for fn in list(hooks.tensor_pre.get(nr, {}).values()):
+                g = _run_tensor_hook(fn, g)
+            grads[nr] = g
+            ref = hooks.retain.get(nr)
+            t = ref() if ref is not None else None
+            if t is not None:
+                _accumulate(t, g, create_graph)
+    for fn in list(hooks.pre.values()):
+        r = fn(tuple(grads))
+        if r is not None:
+            if len(r) != len(grads):
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
+                                   f"(got {len(r)}, but expected {len(grads)})")
+            grads = list(r)
+    return grads
+
+
+def _post_hooks(hooks, in_grads, grads) -> tuple:
+    for fn in list(hooks.post.values()):
+        r = fn(tuple(in_grads), tuple(grads))
+        if r is not None:
+            if len(r) != len(in_grads):
+                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
+                                   f"(got {len(r)}, but expected {len(in_grads)})")
+            in_grads = tuple(r)
+    return in_grads
+
+
+def _run_tensor_hook(fn, g: Tensor) -> Tensor:
+    r = fn(g)
+    if r is None:
+        return g
+    if not isinstance(r, Tensor):
+        raise TypeError(f"hook '{getattr(fn, '__name__', fn)}' returned {type(r).__name__}; expected a Tensor or None")
+    if r._st.data.shape != g._st.data.shape:
+        raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
+    return r
+
+
+def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captured, slots) -> None:
+    var = node.variable
+    ex = var._extra
+    if ex is not None and ex.leaf_hooks:
+        for fn in list(ex.leaf_hooks.values()):
+            g = _run_tensor_hook(fn, g)
+    if captured is not None:
+        for i in slots.get((node, 0), ()):
+            captured[i] = g if captured[i] is None else captured[i] + g
+    if accumulate is _ALL or (accumulate is not None and node in accumulate):
+        _accumulate(var, g, create_graph)
+        if ex is not None and ex.post_hooks:
+            for fn in list(ex.post_hooks.values()):
+                if fn(var) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+
+
+def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
+    """``var.grad += g``, in place when no graph is being built (the .grad object keeps its identity)."""
+    old = var._grad
+    if old is None:
+        # a fresh tensor: .grad must never alias a seed the caller holds or another tensor's grad
+        var._grad = _wrap(g._st.data, g._fn, g._rg, g._nr) if create_graph else _wrap(g._st.data)
+    elif create_graph or old._rg:
+        var._grad = old + g
+    else:
+        st = old._st
+        st.data = st.data + g._st.data
+        st.version += 1

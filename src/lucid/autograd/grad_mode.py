@@ -1,0 +1,143 @@
+"""Grad modes: no_grad, enable_grad, set_grad_enabled, inference_mode. Thread-local, nestable, usable as context
+managers and as decorators (with or without parentheses, on plain and generator functions)."""
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+
+
+class _State(threading.local):
+    grad = True  # record ops on the tape
+    inference = False  # tensors made now are inference tensors
+
+
+state = _State()
+
+
+def is_grad_enabled() -> bool:
+    return state.grad
+
+
+def is_inference_mode_enabled() -> bool:
+    return state.inference
+
+
+class _Mode:
+    """Base for the grad-mode switches: subclasses say which state they enter in ``_enter``."""
+
+    def __new__(cls, func=None, *args, **kwargs):
+        self = super().__new__(cls)
+        if callable(func) and cls is not set_grad_enabled:  # used as @no_grad without parentheses
+            self.__init__()
+            return self(func)
+        return self
+
+    def __enter__(self):
+        self._stack = getattr(self, "_stack", [])  # a stack, so one instance can be reused and nested
+        self._stack.append((state.grad, state.inference))
+        self._enter()
+
+    def __exit__(self, *exc):
+        state.grad, state.inference = self._stack.pop()
+        return False
+
+    def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as e:
+                        with self.clone():
+                            response = gen.throw(e)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+    def clone(self):
+        return type(self)()
+
+
+class no_grad(_Mode):
+    """Ops run inside record nothing: results have ``requires_grad=False`` and no ``grad_fn``."""
+
+    def __init__(self, func=None):
+        pass
+
+    def _enter(self):
+        state.grad = False
+
+
+class enable_grad(_Mode):
+    """Re-enable recording inside ``no_grad``."""
+
+    def __init__(self, func=None):
+        pass
+
+    def _enter(self):
+        state.grad = True
+
+
+class set_grad_enabled(_Mode):
+    """``set_grad_enabled(mode)`` switches recording on or off at once; as a context manager or decorator it
+    restores the previous state afterwards."""
+
+    def __init__(self, mode: bool):
+        self.mode = mode
+        self.prev = state.grad
+        state.grad = mode
+
+    def __enter__(self):
+        self._stack = getattr(self, "_stack", [])
+        self._stack.append((self.prev, state.inference))
+        state.grad = self.mode
+
+    def _enter(self):
+        state.grad = self.mode
+
+    def __exit__(self, *exc):
+        state.grad, state.inference = self._stack.pop()
+        return False
+
+    def clone(self):
+        prev = state.grad
+        c = set_grad_enabled(self.mode)
+        state.grad = prev  # cloning (for a decorated call) must not switch the mode now
+        c.prev = prev
+        return c
+
+    def __call__(self, func):
+        state.grad = self.prev  # as a decorator, `set_grad_enabled(False)` must not change the mode at definition
+        return super().__call__(func)
+
+
+class inference_mode(_Mode):
+    """Like ``no_grad``, and tensors made inside are inference tensors that may not enter recorded graphs later.
+    ``inference_mode(False)`` changes nothing."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = mode
+
+    def _enter(self):
+        if self.mode:
+            state.grad = False
+            state.inference = True
+
+    def clone(self):
+        return inference_mode(self.mode)

@@ -1,0 +1,150 @@
+"""gradcheck / gradgradcheck: compare the engine's Jacobians with central finite differences (PyTorch's API and
+defaults). Use float64 inputs on the CPU device."""
+from __future__ import annotations
+
+import warnings
+
+import mlx.core as mx
+import numpy as np
+
+from .._dtype import can_require_grad
+from .._tensor import Tensor, _wrap
+from .engine import grad
+
+
+class GradcheckError(RuntimeError):
+    """Raised by gradcheck / gradgradcheck when a Jacobian does not match."""
+
+
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (list, tuple)) else (x,)
+
+
+def _differentiable_outputs(out) -> list:
+    return [o for o in _as_tuple(out) if isinstance(o, Tensor) and can_require_grad(o.dtype)]
+
+
+def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
+    """J[o][k]: (numel of output o) x (numel of input idx[k]) by central differences."""
+    base = [np.array(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
+
+    def run(i, flat_j, delta):
+        args = []
+        for n, t in enumerate(inputs):
+            if n == i:
+                a = base[n].copy()
+                a.reshape(-1)[flat_j] += delta
+                args.append(_wrap(mx.array(a, dtype=t.dtype), rg=t.requires_grad))
+            else:
+                args.append(t)
+        # grad mode stays on: gradgradcheck's function differentiates inside
+        return [np.array(o._st.data, dtype=np.float64).reshape(-1) for o in _differentiable_outputs(func(*args))]
+
+    jac = None
+    for k, i in enumerate(idx):
+        n_in = base[i].size
+        cols = []
+        for j in range(n_in):
+            plus, minus = run(i, j, eps), run(i, j, -eps)
+            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
+        if jac is None:
+            jac = [[None] * len(idx) for _ in range(len(cols[0]) if cols else 0)]
+        for o in range(len(jac)):
+            jac[o][k] = np.stack([c[o] for c in cols], axis=1) if cols else np.zeros((0, 0))
+    return jac or []
+
+
+def _analytical(outputs: list, rg_inputs: list):
+    """J[o][k] by one backward per output element, plus the dtype of each gradient."""
+    jac = [[np.zeros((o.numel(), t.numel())) for t in rg_inputs] for o in outputs]
+    zero_ok = True
+    for o_i, o in enumerate(outputs):
+        n = o.numel()
+        for r in range(n):
+            seed = np.zeros(n)
+            seed[r] = 1.0
+            g = grad(o, rg_inputs, _wrap(mx.array(seed.reshape(o.shape), dtype=o.dtype)), retain_graph=True,
+                     allow_unused=True)
+            for k, gi in enumerate(g):
+                if gi is not None:
+                    if gi.dtype != rg_inputs[k].dtype or tuple(gi.shape) != tuple(rg_inputs[k].shape):
+                        raise GradcheckError(f"Gradient has dtype {gi.dtype} and shape {tuple(gi.shape)} but input "
+                                             f"{k} has {rg_inputs[k].dtype} {tuple(rg_inputs[k].shape)}")
+                    jac[o_i][k][r] = np.array(gi._st.data, dtype=np.float64).reshape(-1)
+        # backward must be multiplied by grad_output: a zero seed gives zero gradients
+        g = grad(o, rg_inputs, _wrap(mx.zeros(o.shape, o.dtype)), retain_graph=True, allow_unused=True)
+        zero_ok &= all(gi is None or not np.any(np.array(gi._st.data)) for gi in g)
+    return jac, zero_ok
+
+
+def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+              raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
+              check_grad_dtypes: bool = False, check_batched_grad: bool = False,
+              check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
+              check_backward_ad: bool = True, fast_mode: bool = False, masked=None) -> bool:
+    """Check the gradients of ``func(*inputs)`` against central finite differences ``(f(x+eps)-f(x-eps))/2eps``
+    with ``allclose(analytical, numerical, rtol, atol)``. Returns True, or raises ``GradcheckError`` (returns
+    False with ``raise_exception=False``)."""
+    inputs = _as_tuple(inputs)
+    idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    if not idx:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of them have "
+                         "requires_grad=True.")
+    for i in idx:
+        if inputs[i].dtype != mx.float64:
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating point "
+                          "or complex.", UserWarning, stacklevel=2)
+
+    def fail(msg):
+        if raise_exception:
+            raise GradcheckError(msg)
+        return False
+
+    outputs = _differentiable_outputs(func(*inputs))
+    rg_inputs = [inputs[i] for i in idx]
+    outputs_with_graph = [o for o in outputs if o.requires_grad]
+    analytical, zero_ok = _analytical(outputs_with_graph, rg_inputs) if outputs_with_graph else ([], True)
+    numerical = _numerical(func, inputs, idx, eps)
+    a_iter = iter(analytical)
+    for o_i, o in enumerate(outputs):
+        ana = next(a_iter) if o.requires_grad else [np.zeros((o.numel(), t.numel())) for t in rg_inputs]
+        for k, i in enumerate(idx):
+            num = numerical[o_i][k] if numerical else np.zeros_like(ana[k])
+            if not np.allclose(ana[k], num, rtol=rtol, atol=atol):
+                return fail(f"Jacobian mismatch for output {o_i} with respect to input {i},\n"
+                            f"numerical:{num}\nanalytical:{ana[k]}\n")
+    if not zero_ok:
+        return fail("backward not multiplied by grad_output")
+    return True
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
+                  gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, nondet_tol: float = 0.0,
+                  check_undefined_grad: bool = True, check_grad_dtypes: bool = False,
+                  check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
+                  check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
+    """Check second derivatives: gradcheck of ``(inputs, v) -> autograd.grad(func(inputs), inputs, v,
+    create_graph=True)`` with random grad_outputs ``v`` in [-1, 1] (PyTorch's construction)."""
+    inputs = _as_tuple(inputs)
+    idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
+    outputs = _differentiable_outputs(func(*inputs))
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(_wrap(mx.array(rng.uniform(-1, 1, tuple(o.shape)), dtype=o.dtype), rg=True)
+                             for o in outputs)
+    grad_outputs = _as_tuple(grad_outputs)
+    n = len(inputs)
+
+    def first_derivative(*args):
+        ins, vs = args[:n], args[n:]
+        outs = _differentiable_outputs(func(*ins))
+        pairs = [(o, v) for o, v in zip(outs, vs) if o.requires_grad]
+        if not pairs:
+            return ()
+        gs = grad([p[0] for p in pairs], [ins[i] for i in idx], [p[1] for p in pairs], create_graph=True,
+                  allow_unused=True)
+        return tuple(g for g in gs if g is not None)
+
+    return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
+                     raise_exception=raise_exception)

@@ -1,0 +1,239 @@
+"""How an op is declared: ``defop`` — the forward (an MLX function) and its derivative side by side.
+
+    exp = defop("exp", mx.exp, vjp=lambda g, ans, x: g * ans, save="ans")
+
+gives the function ``exp(x)``, the backward node class ``ExpBackward0`` and its VJP. A VJP receives the output's
+gradient ``g``, the output ``ans`` (when ``save`` includes it) and the op's own arguments (Tensors stay Tensors),
+and is written with lucid ops, so with ``create_graph=True`` it is recorded and second derivatives come for free.
+VJPs return gradients of any broadcastable shape or dtype: the engine sums them back to each input's shape and
+casts to its dtype, in one place. ``vjp`` is one function (one tensor input), a tuple with one entry per
+positional argument (None where there is no derivative), or ``vjp_all=f`` returning all of them at once.
+
+``save`` says what backward needs, which decides what is kept, version-checked and freed:
+  "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...).
+Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
+"""
+from __future__ import annotations
+
+import re
+
+import mlx.core as mx
+
+from .._tensor import Tensor, _wrap
+from ..autograd import grad_mode as gm
+from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
+
+_state = gm.state
+_new = object.__new__
+
+
+class OpNode(Node):
+    """The backward node of one call of a declared op (single output)."""
+
+    __slots__ = ("next", "args", "kwargs", "out_st", "out_v", "versions", "shape", "dtype")
+    vjps: tuple = ()
+    vjp_all = None
+    save_args = True
+    save_ans = False
+    op_name = ""
+
+    def __init__(self, args: tuple, kwargs: dict, out: Tensor):
+        self._hooks = None
+        edges = []
+        bumped = False
+        for a in args:
+            if isinstance(a, Tensor):
+                if a._st.version:
+                    bumped = True
+                if a._extra is not None and a._extra.inference and self.save_args:
+                    _inference_error()
+                if a._rg:
+                    fn = a._fn
+                    edges.append((accumulator(a), 0) if fn is None else (fn, a._nr))
+                    continue
+            edges.append(None)
+        self.next = edges
+        self.args = args
+        self.kwargs = kwargs
+        self.versions = tuple(a._st.version if isinstance(a, Tensor) else 0 for a in args) if bumped else None
+        st = out._st
+        self.out_st = st if self.save_ans else None
+        self.out_v = 0
+        self.shape = st.data.shape
+        self.dtype = st.data.dtype
+
+    def output_meta(self, nr):
+        return self.shape, self.dtype
+
+    def rebind_output(self, st) -> None:
+        """After an in-place op, this node's output lives in the written tensor's storage at its new version."""
+        if self.save_ans:
+            self.out_st = st
+        self.out_v = st.version
+
+    def release(self) -> None:
+        if self.save_args or self.save_ans:
+            self.args = None
+            self.out_st = None
+        elif self.args is not None:
+            self.args = tuple(Meta(a) if isinstance(a, Tensor) else a for a in self.args)
+
+    def apply(self, grads: list, needed=None) -> list:
+        args = self.args
+        if args is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if self.save_args:
+            self._check_versions(args)
+        ans = None
+        if self.save_ans:
+            st = self.out_st
+            if st.version != self.out_v:
+                _version_error(self, st.version, self.out_v)
+            ans = _wrap(st.data, self, True)
+        g = grads[0]
+        kw = self.kwargs
+        nxt = self.next
+        if self.vjp_all is not None:
+            res = list(self.vjp_all(g, ans, *args, **kw))
+            for i, e in enumerate(nxt):
+                if e is None or (needed is not None and e[0] not in needed):
+                    res[i] = None
+            return res
+        vjps = self.vjps
+        res = []
+        for i, e in enumerate(nxt):
+            if e is None or (needed is not None and e[0] not in needed):
+                res.append(None)
+                continue
+            f = vjps[i] if i < len(vjps) else None
+            if f is None:
+                raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
+                                   "implemented")
+            res.append(f(g, ans, *args, **kw))
+        return res
+
+    def _check_versions(self, args):
+        vs = self.versions
+        for i, a in enumerate(args):
+            if isinstance(a, Tensor):
+                expected = vs[i] if vs is not None else 0
+                if a._st.version != expected:
+                    _version_error(a, a._st.version, expected)
+
+    # PyTorch exposes saved values as grad_fn._saved_<name>
+    @property
+    def _saved_self(self):
+        return self._saved(0)
+
+    @property
+    def _saved_other(self):
+        return self._saved(1)
+
+    @property
+    def _saved_result(self):
+        if self.out_st is None:
+            raise RuntimeError(FREED_MESSAGE)
+        return _wrap(self.out_st.data)
+
+    def _saved(self, i):
+        if self.args is None or not (self.save_args or self.save_ans):
+            raise RuntimeError(FREED_MESSAGE)
+        return self.args[i]
+
+
+def _inference_error():
+    raise RuntimeError(
+        "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+        "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
+        "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+
+
+def _version_error(tensor_or_node, version: int, expected: int):
+    if isinstance(tensor_or_node, Tensor):
+        t = tensor_or_node
+        desc = f"[Tensor {str(t.dtype).replace('mlx.core.', '')} {list(t.shape)}]"
+        fn = t._fn
+        which = "" if fn is None else f", which is output {t._nr} of {_short(fn.name())},"
+    else:
+        node = tensor_or_node
+        desc = f"[Tensor {str(node.dtype).replace('mlx.core.', '')} {list(node.shape)}]"
+        which = f", which is output 0 of {_short(node.name())},"
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"{desc}{which} is at version {version}; expected version {expected} instead. Hint: enable anomaly detection "
+        "to find the operation that failed to compute its gradient, with "
+        "lucid.autograd.set_detect_anomaly(True).")
+
+
+def _short(node_name: str) -> str:
+    return re.sub(r"Backward\d*$", "", node_name)
+
+
+def node_name_for(name: str) -> str:
+    return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
+
+
+def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", node: str | None = None,
+          differentiable: bool = True):
+    """Declare a differentiable op (see the module docstring). Returns the op function."""
+    if not differentiable:
+        return _make_nondiff(name, fwd)
+    vjps = vjp if isinstance(vjp, tuple) else (vjp,)
+    cls = type(node or node_name_for(name), (OpNode,), {
+        "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
+        "save_args": save in ("args", "both"), "save_ans": save in ("ans", "both"), "op_name": name,
+        "__module__": __name__,
+    })
+
+    def op(*args, **kwargs):
+        arrays = []
+        rg = False
+        for a in args:
+            if isinstance(a, Tensor):
+                arrays.append(a._st.data)
+                if a._rg:
+                    rg = True
+            else:
+                arrays.append(a)
+        out = _wrap(fwd(*arrays, **kwargs))
+        if rg and _state.grad:
+            out._rg = True
+            out._fn = cls(args, kwargs, out)
+        elif _state.inference:
+            out._ex().inference = True
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    op.node_class = cls
+    return op
+
+
+def _make_nondiff(name, fwd):
+    """An op whose outputs never require grad (comparisons, argmax, integer results)."""
+
+    def op(*args, **kwargs):
+        out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+        if _state.inference:
+            out._ex().inference = True
+        return out
+
+    op.__name__ = op.__qualname__ = name
+    return op
+
+
+def data(x):
+    """The MLX array of a Tensor, or the value itself (Python scalars, arrays)."""
+    return x._st.data if isinstance(x, Tensor) else x
+
+
+def as_tensor(x) -> Tensor:
+    """Wrap a Python scalar or array so that ops that need a Tensor can take it."""
+    return x if isinstance(x, Tensor) else _wrap(mx.array(x))
+
+
+def methods(*fns, **named) -> None:
+    """Attach op functions to Tensor as methods (under their own names, or the keyword names given)."""
+    for f in fns:
+        setattr(Tensor, f.__name__, f)
+    for n, f in named.items():
+        setattr(Tensor, n, f)
