@@ -12,6 +12,8 @@ from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.linalg import *  # noqa: F401,F403
+from .ops.index import *  # noqa: F401,F403
 
 dtype = _dtype.Dtype
 

@@ -2,6 +2,8 @@
 comparisons, where, clamp, casts, and the in-place forms. Each VJP is one line of lucid ops."""
 from __future__ import annotations
 
+__all__ = ["add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "neg", "subtract", "multiply", "divide", "negative", "true_divide", "pow", "abs", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "trunc", "fix", "round", "maximum", "minimum", "fmax", "fmin", "where", "clamp", "clip", "clamp_min", "clamp_max", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
+
 import math
 
 import mlx.core as mx

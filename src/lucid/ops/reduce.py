@@ -2,6 +2,8 @@
 log_softmax. ``dim`` is an int or a tuple of ints (None means all), ``keepdim`` keeps reduced dims as size 1."""
 from __future__ import annotations
 
+__all__ = ["sum"]
+
 import mlx.core as mx
 
 from .._tensor import Tensor

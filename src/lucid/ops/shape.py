@@ -2,6 +2,8 @@
 repeat/tile, flip, roll, clone/contiguous; cat, stack, split, chunk, unbind."""
 from __future__ import annotations
 
+__all__ = ["reshape", "expand"]
+
 import mlx.core as mx
 
 from .._tensor import Tensor
