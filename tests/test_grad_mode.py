@@ -122,3 +122,14 @@ def test_inference_tensors_outside_inference_mode():
     with pytest.raises(RuntimeError, match="Setting requires_grad=True on inference tensor outside InferenceMode"):
         y.requires_grad_()
     assert (y + 1).tolist() == [3.0, 5.0]  # use without grad tracking is allowed
+
+
+def test_backward_and_grad_restore_grad_mode():
+    x = leaf()
+    (x * x).sum().backward()
+    lucid.autograd.grad((x * x).sum(), x, create_graph=True)
+    assert lucid.is_grad_enabled() is True
+    y = (x * x).sum()
+    with lucid.no_grad():
+        y.backward()
+        assert lucid.is_grad_enabled() is False

@@ -284,7 +284,7 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     for (node, nr), seed in pairs:
         _add_to(buffers, node, nr, seed)
 
-    prev = gm.state.grad
+    mode_before = gm.state.grad
     gm.state.grad = bool(create_graph)
     try:
         for node in order:
@@ -316,12 +316,28 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
                 m, nr = e
                 if needed is not None and m not in needed:
                     continue
-                _add_to(buffers, m, nr, _conform(g, m, nr, node, i))
+                shape, dtype = m.output_meta(nr)
+                a = g._st.data
+                if a.shape != shape or a.dtype != dtype:
+                    g = _conform(g, shape, dtype, node, i)
+                buf = buffers.get(m)
+                if buf is None:
+                    buf = buffers[m] = [None] * m.num_outputs
+                prev = buf[nr]
+                buf[nr] = g if prev is None else prev + g
+        if captured is not None:
+            return [None if g is None else _fresh(g, create_graph) for g in captured]
+        return None
     finally:
-        gm.state.grad = prev
-    if captured is not None:
-        return [None if g is None else _wrap(g._st.data, g._fn, g._rg, g._nr) for g in captured]
-    return None
+        gm.state.grad = mode_before
+
+
+def _fresh(g: Tensor, create_graph: bool) -> Tensor:
+    """A new tensor for a gradient we hand out: it must not alias a seed or another tensor's storage, and with
+    create_graph it must stay connected to g's graph (g may be a seed leaf that requires grad)."""
+    if create_graph and g._rg:
+        return g.clone()
+    return _wrap(g._st.data)
 
 
 def _add_to(buffers: dict, node, nr: int, g: Tensor) -> None:
@@ -332,9 +348,8 @@ def _add_to(buffers: dict, node, nr: int, g: Tensor) -> None:
     buf[nr] = g if prev is None else prev + g
 
 
-def _conform(g: Tensor, node, nr: int, producer, index: int) -> Tensor:
+def _conform(g: Tensor, shape: tuple, dtype, producer, index: int) -> Tensor:
     """Sum a gradient back over broadcast dimensions and cast it to the dtype of the tensor it is for."""
-    shape, dtype = node.output_meta(nr)
     a = g._st.data
     gshape = a.shape
     if gshape != shape:
@@ -420,7 +435,7 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
     old = var._grad
     if old is None:
         # a fresh tensor: .grad must never alias a seed the caller holds or another tensor's grad
-        var._grad = _wrap(g._st.data, g._fn, g._rg, g._nr) if create_graph else _wrap(g._st.data)
+        var._grad = _fresh(g, create_graph)
     elif create_graph or old._rg:
         var._grad = old + g
     else:

@@ -117,8 +117,9 @@ class Meta:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, tensor):
-        self.shape = tensor.shape
-        self.dtype = tensor.dtype
+        a = tensor._st.data
+        self.shape = a.shape
+        self.dtype = a.dtype
 
     @property
     def ndim(self):

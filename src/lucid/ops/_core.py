@@ -19,62 +19,55 @@ import re
 
 import mlx.core as mx
 
-from .._tensor import Tensor, _wrap
+from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
 
 _state = gm.state
+_NO_KWARGS: dict = {}  # never mutated
 _new = object.__new__
 
 
 class OpNode(Node):
-    """The backward node of one call of a declared op (single output)."""
+    """The backward node of one call of a declared op (single output). Built by the op function, which has
+    already collected the edges while unwrapping the arguments (one pass over them, on the hot path)."""
 
-    __slots__ = ("next", "args", "kwargs", "out_st", "out_v", "versions", "shape", "dtype")
+    __slots__ = ("next", "args", "kwargs", "out_st", "out_v", "versions", "meta")
     vjps: tuple = ()
     vjp_all = None
     save_args = True
     save_ans = False
     op_name = ""
 
-    def __init__(self, args: tuple, kwargs: dict, out: Tensor):
+    def __init__(self, edges: list, args: tuple, kwargs: dict, out_st, versions):
         self._hooks = None
-        edges = []
-        bumped = False
-        for a in args:
-            if isinstance(a, Tensor):
-                if a._st.version:
-                    bumped = True
-                if a._extra is not None and a._extra.inference and self.save_args:
-                    _inference_error()
-                if a._rg:
-                    fn = a._fn
-                    edges.append((accumulator(a), 0) if fn is None else (fn, a._nr))
-                    continue
-            edges.append(None)
         self.next = edges
         self.args = args
         self.kwargs = kwargs
-        self.versions = tuple(a._st.version if isinstance(a, Tensor) else 0 for a in args) if bumped else None
-        st = out._st
-        self.out_st = st if self.save_ans else None
+        self.out_st = out_st  # the output's storage: its shape/dtype (and value, if saved) until released
         self.out_v = 0
-        self.shape = st.data.shape
-        self.dtype = st.data.dtype
+        self.versions = versions  # None when every saved input was at version 0
+        self.meta = None
 
     def output_meta(self, nr):
-        return self.shape, self.dtype
+        m = self.meta
+        if m is None:
+            d = self.out_st.data
+            return d.shape, d.dtype
+        return m
 
     def rebind_output(self, st) -> None:
         """After an in-place op, this node's output lives in the written tensor's storage at its new version."""
-        if self.save_ans:
-            self.out_st = st
+        self.out_st = st
         self.out_v = st.version
 
     def release(self) -> None:
+        if self.out_st is not None:
+            d = self.out_st.data
+            self.meta = (d.shape, d.dtype)
+            self.out_st = None
         if self.save_args or self.save_ans:
             self.args = None
-            self.out_st = None
         elif self.args is not None:
             self.args = tuple(Meta(a) if isinstance(a, Tensor) else a for a in self.args)
 
@@ -156,7 +149,8 @@ def _version_error(tensor_or_node, version: int, expected: int):
         which = "" if fn is None else f", which is output {t._nr} of {_short(fn.name())},"
     else:
         node = tensor_or_node
-        desc = f"[Tensor {str(node.dtype).replace('mlx.core.', '')} {list(node.shape)}]"
+        shape, dtype = node.output_meta(0)
+        desc = f"[Tensor {str(dtype).replace('mlx.core.', '')} {list(shape)}]"
         which = f", which is output 0 of {_short(node.name())},"
     raise RuntimeError(
         f"one of the variables needed for gradient computation has been modified by an inplace operation: "
@@ -185,22 +179,53 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
         "__module__": __name__,
     })
 
+    save_args = cls.save_args
+
     def op(*args, **kwargs):
+        # one pass over the arguments: unwrap Tensors and, when recording, collect the edges
+        recording = _state.grad
         arrays = []
-        rg = False
+        edges = []
+        rg = inference = False
+        versions = None
         for a in args:
             if isinstance(a, Tensor):
-                arrays.append(a._st.data)
-                if a._rg:
+                st = a._st
+                arrays.append(st.data)
+                if st.version and save_args and versions is None:  # rare: an input was written in place
+                    versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
+                if a._extra is not None and a._extra.inference and save_args and recording:
+                    inference = True
+                if a._rg and recording:
                     rg = True
+                    fn = a._fn
+                    if fn is None:
+                        ref = a._accum
+                        fn = ref() if ref is not None else None
+                        edges.append((fn if fn is not None else accumulator(a), 0))
+                    else:
+                        edges.append((fn, a._nr))
+                    continue
             else:
                 arrays.append(a)
-        out = _wrap(fwd(*arrays, **kwargs))
-        if rg and _state.grad:
+            edges.append(None)
+        if inference and rg:
+            _inference_error()
+        st = _new(Storage)
+        st.data = fwd(*arrays, **kwargs)
+        st.version = 0
+        out = _new(Tensor)
+        out._st = st
+        out._nr = 0
+        out._grad = out._accum = out._extra = None
+        if rg:
             out._rg = True
-            out._fn = cls(args, kwargs, out)
-        elif _state.inference:
-            out._ex().inference = True
+            out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
+        else:
+            out._rg = False
+            out._fn = None
+            if _state.inference:
+                out._ex().inference = True
         return out
 
     op.__name__ = op.__qualname__ = name

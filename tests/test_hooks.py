@@ -1,0 +1,104 @@
+"""Tensor and node hooks (pytorch-autograd-semantics.md §4)."""
+import pytest
+
+import lucid
+from lucid.autograd import grad
+
+
+def leaf(v=(1.0, 2.0)):
+    return lucid.tensor(list(v), requires_grad=True)
+
+
+def test_tensor_hooks_run_in_registration_order_and_chain():
+    x = leaf()
+    y = x * 2
+    seen = []
+    y.register_hook(lambda g: seen.append(("a", g.tolist())) or g * 10)
+    y.register_hook(lambda g: seen.append(("b", g.tolist())))
+    y.sum().backward()
+    assert seen == [("a", [1.0, 1.0]), ("b", [10.0, 10.0])]
+    assert x.grad.tolist() == [20.0, 20.0]
+
+
+def test_leaf_hooks_run_before_accumulation_and_for_grad():
+    x = leaf()
+    x.register_hook(lambda g: g * 3)
+    (x * 2).sum().backward()
+    assert x.grad.tolist() == [6.0, 6.0]
+    assert grad((x * 2).sum(), x).tolist() == [6.0, 6.0]
+
+
+def test_hooks_fire_in_reverse_topological_order():
+    x = leaf()
+    y = x * 2
+    z = y * 3
+    order = []
+    x.register_hook(lambda g: order.append("x"))
+    y.register_hook(lambda g: order.append("y"))
+    z.register_hook(lambda g: order.append("z"))
+    z.sum().backward()
+    assert order == ["z", "y", "x"]
+
+
+def test_hook_handle_remove():
+    x = leaf()
+    h = x.register_hook(lambda g: g * 100)
+    h.remove()
+    (x * 1).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
+
+
+def test_hook_changing_size_errors():
+    x = leaf()
+    y = x * 2
+    y.register_hook(lambda g: lucid.ones(3))
+    with pytest.raises(RuntimeError, match="has changed the size of value"):
+        y.sum().backward()
+
+
+def test_hook_on_tensor_without_grad_errors():
+    with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
+        lucid.ones(2).register_hook(lambda g: g)
+
+
+def test_retained_grad_is_value_after_hooks():
+    x = leaf()
+    y = x * 2
+    y.retain_grad()
+    y.register_hook(lambda g: g * 5)
+    y.sum().backward()
+    assert y.grad.tolist() == [5.0, 5.0]
+
+
+def test_post_accumulate_grad_hook():
+    x = leaf()
+    seen = []
+    x.register_post_accumulate_grad_hook(lambda t: seen.append(t.grad.tolist()))
+    (x * 2).sum().backward()
+    assert seen == [[2.0, 2.0]]
+    grad((x * 2).sum(), x)  # not fired by autograd.grad
+    assert len(seen) == 1
+    with pytest.raises(RuntimeError, match="post accumulate grad hooks cannot be registered on non-leaf tensors"):
+        (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+    x.register_post_accumulate_grad_hook(lambda t: 1)
+    with pytest.raises(RuntimeError, match="Tensor post accumulate grad hooks should return None."):
+        (x * 2).sum().backward()
+
+
+def test_node_prehook_and_hook():
+    x = leaf()
+    y = x * 2
+    calls = []
+    y.grad_fn.register_prehook(lambda gos: (gos[0] * 2,))
+    y.grad_fn.register_hook(lambda gis, gos: calls.append((len(gis), gis[1], gos[0].tolist())))
+    y.sum().backward()
+    assert calls == [(2, None, [2.0, 2.0])]
+    assert x.grad.tolist() == [4.0, 4.0]
+
+
+def test_node_hook_wrong_number_of_values_errors():
+    x = leaf()
+    y = x * 2
+    y.grad_fn.register_hook(lambda gis, gos: (gis[0],))
+    with pytest.raises(RuntimeError, match=r"returned an incorrect number of values \(got 1, but expected 2\)"):
+        y.sum().backward()
