@@ -383,7 +383,8 @@ class Tensor:
         value before the write, and this tensor takes the result's grad_fn. The version counter goes up, so nodes
         that saved this tensor notice. A view writes its new value back into its base (``view_of``)."""
         self._check_inplace(via_view)
-        if gm.state.grad:
+        recording = gm.state.grad
+        if recording:
             old = _wrap(self._st.data, self._fn, self._rg, self._nr)
             new = compute(old)
         else:
@@ -397,10 +398,12 @@ class Tensor:
         st.data = new._st.data
         if ex is None or not ex.data_alias:
             st.version += 1
+        if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
+            return self
         if new._fn is not None:
             self._fn, self._nr, self._rg = new._fn, new._nr, True
             new._fn.rebind_output(st)
-        elif self._fn is not None:  # the new value depends on nothing that requires grad (e.g. fill_)
+        elif self._fn is not None:  # the new value depends on nothing that requires grad
             self._fn, self._nr, self._rg = None, 0, False
         return self
 

@@ -1,0 +1,236 @@
+"""Custom differentiable functions: subclass ``Function`` with static ``forward(ctx, ...)`` and
+``backward(ctx, *grad_outputs)``, call ``MyFn.apply(...)``.
+
+The ``ctx`` is the backward node itself (as in PyTorch): it keeps saved tensors, flags and whatever attributes
+``forward`` sets. Its class is ``<MyFn>Backward``. ``backward`` runs with grad mode equal to ``create_graph``, so
+a backward written with lucid ops is differentiable again. Returned gradients go through the engine's one
+conforming step: summed back over broadcast dimensions and cast to the input's dtype; a shape that cannot be
+summed back is an error.
+"""
+from __future__ import annotations
+
+import functools
+
+import mlx.core as mx
+
+from .._dtype import can_require_grad
+from .._tensor import Tensor, _wrap
+from . import grad_mode as gm
+from .graph import FREED_MESSAGE, Node, edge_of
+
+
+class FunctionCtx(Node):
+    """The node (and ``ctx``) of one ``Function.apply`` call. Attributes set by ``forward`` live in ``__dict__``."""
+
+    _fn_class = None  # the Function subclass
+
+    def __init__(self):
+        self._hooks = None
+        self.next = []
+        self.num_outputs = 0
+        self._saved = ()  # tensors given to save_for_backward
+        self._saved_versions = ()
+        self._released = False
+        self._non_diff = set()  # ids of outputs marked non-differentiable
+        self._dirty = set()  # ids of inputs marked dirty
+        self._materialize = True
+        self._out_meta = []
+        self.needs_input_grad = ()
+
+    # -------------------------------------------------------------------------------------- used by forward
+    def save_for_backward(self, *tensors) -> None:
+        for i, t in enumerate(tensors):
+            if t is not None and not isinstance(t, Tensor):
+                raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
+                                f"{type(t).__name__}")
+        self._saved = tensors
+        self._saved_versions = tuple(None if t is None else t._st.version for t in tensors)
+
+    @property
+    def saved_tensors(self) -> tuple:
+        if self._released:
+            raise RuntimeError(FREED_MESSAGE)
+        for t, v in zip(self._saved, self._saved_versions):
+            if t is not None and t._st.version != v:
+                from ..ops._core import _version_error
+                _version_error(t, t._st.version, v)
+        return tuple(self._saved)
+
+    saved_variables = saved_tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        self._non_diff.update(id(t) for t in tensors)
+
+    def mark_dirty(self, *tensors) -> None:
+        self._dirty.update(id(t) for t in tensors)
+
+    def set_materialize_grads(self, value: bool) -> None:
+        self._materialize = bool(value)
+
+    # -------------------------------------------------------------------------------------- used by the engine
+    def output_meta(self, nr):
+        return self._out_meta[nr]
+
+    def release(self) -> None:
+        self._released = True
+        self._saved = ()
+
+    def apply(self, grads: list, needed=None) -> list:
+        cls = self._fn_class
+        if self._materialize:
+            grads = [_wrap(mx.zeros(s, d)) if g is None else g for g, (s, d) in zip(grads, self._out_meta)]
+        result = cls.backward(self, *grads)
+        if not isinstance(result, tuple):
+            result = (result,)
+        n = len(self.next)
+        if len(result) < n or any(r is not None for r in result[n:]):
+            raise RuntimeError(f"function {self.name()} returned an incorrect number of gradients (expected {n}, "
+                               f"got {len(result)})")
+        out = []
+        for i, (r, e) in enumerate(zip(result, self.next)):
+            if r is not None and not isinstance(r, Tensor):
+                raise RuntimeError(f"expected Variable or None (got {type(r).__name__})")
+            if r is not None and self._input_is_tensor[i] is False:
+                raise RuntimeError(f"function {self.name()} returned a gradient different than None at position "
+                                   f"{i + 1}, but the corresponding forward input was not a Variable")
+            out.append(None if e is None else r)  # a gradient for an input that needs none is ignored
+        return out
+
+
+class _FunctionMeta(type):
+    """Gives each Function subclass its own node class ``<Name>Backward``."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._backward_cls = type(name + "Backward", (FunctionCtx,), {"_fn_class": cls})
+
+
+class Function(metaclass=_FunctionMeta):
+    """Base class for custom autograd functions (PyTorch's ``torch.autograd.Function``).
+
+    Example::
+
+        class Cube(lucid.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return x ** 3
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * 3 * x ** 2          # lucid ops: differentiable again
+
+        y = Cube.apply(x)
+    """
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use new-style "
+                           "autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        ctx = cls._backward_cls()
+        is_tensor = [isinstance(a, Tensor) for a in args]
+        ctx._input_is_tensor = is_tensor
+        ctx.needs_input_grad = tuple(t and a.requires_grad for t, a in zip(is_tensor, args))
+        record = gm.state.grad and any(ctx.needs_input_grad)
+        with gm.no_grad():
+            if _has_setup_context(cls):
+                raw = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, raw)
+            else:
+                raw = cls.forward(ctx, *args, **kwargs)
+        outputs = raw if isinstance(raw, tuple) else (raw,)
+        if not record:
+            return raw
+        ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
+        ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
+        wrapped = []
+        for nr, o in enumerate(outputs):
+            if not isinstance(o, Tensor):
+                wrapped.append(o)
+                continue
+            ctx._out_meta.append((o._st.data.shape, o._st.data.dtype))
+            if id(o) in ctx._dirty:  # modified in place by forward (which bumped its version): it becomes the output
+                out = o
+            elif id(o) in ids_in:  # an input returned as is: a new alias, as PyTorch does
+                out = _wrap(o._st.data)
+                out._st = o._st
+            else:
+                out = o
+            if id(o) not in ctx._non_diff and can_require_grad(o.dtype):
+                out._fn, out._nr, out._rg = ctx, nr, True
+            wrapped.append(out)
+        ctx.num_outputs = len(ctx._out_meta)
+        ctx._saved_versions = tuple(None if t is None else t._st.version for t in ctx._saved)
+        return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
+
+
+def _has_setup_context(cls) -> bool:
+    return getattr(cls, "setup_context", None) is not None and "setup_context" in {
+        k for c in cls.__mro__ if c is not Function for k in vars(c)}
+
+
+class _DelayedError(Node):
+    """Stands in the graph where a once_differentiable backward was differentiated: reaching it is an error."""
+
+    def __init__(self, edges, metas):
+        self._hooks = None
+        self.next = edges
+        self._metas = metas
+        self.num_outputs = len(metas)
+
+    def name(self):
+        return "<Error>"
+
+    def output_meta(self, nr):
+        return self._metas[nr]
+
+    def release(self):
+        pass
+
+    def apply(self, grads, needed=None):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(backward):
+    """Decorate a ``backward`` that is not itself differentiable: it runs under no_grad, and a later attempt to
+    differentiate through its result raises."""
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with gm.no_grad():
+            result = backward(ctx, *grads)
+        if not gm.state.grad:
+            return result
+        edges = [edge_of(g) for g in grads if isinstance(g, Tensor) and g.requires_grad]
+        if not edges:
+            return result
+        results = result if isinstance(result, tuple) else (result,)
+        metas = [(r._st.data.shape, r._st.data.dtype) for r in results if isinstance(r, Tensor)]
+        err = _DelayedError(edges, metas)
+        out, k = [], 0
+        for r in results:
+            if isinstance(r, Tensor):
+                r = _wrap(r._st.data, err, True, k)
+                k += 1
+            out.append(r)
+        return tuple(out) if isinstance(result, tuple) else out[0]
+
+    return wrapper

@@ -1,0 +1,316 @@
+"""Custom autograd.Function (pytorch-autograd-semantics.md §4)."""
+import pytest
+
+import lucid
+from lucid.autograd import Function, grad, gradcheck, gradgradcheck
+from lucid.autograd.function import once_differentiable
+from helpers import leaf
+
+
+class Cube(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x ** 2
+
+
+class CubeOD(Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x ** 3
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * 3 * x ** 2
+
+
+def test_forward_backward_and_node_name():
+    x = lucid.tensor(2.0, requires_grad=True)
+    y = Cube.apply(x)
+    assert type(y.grad_fn).__name__ == "CubeBackward" and y.grad_fn.name() == "CubeBackward"
+    y.backward()
+    assert x.grad.item() == 12.0
+
+
+def test_double_backward_through_function():
+    x = lucid.tensor(2.0, requires_grad=True)
+    g = grad(Cube.apply(x), x, create_graph=True)
+    assert g.item() == 12.0 and grad(g, x).item() == 12.0
+    assert gradcheck(Cube.apply, (leaf(3),)) and gradgradcheck(Cube.apply, (leaf(3),))
+
+
+def test_forward_runs_without_grad_and_inputs_keep_requires_grad():
+    seen = []
+
+    class Probe(Function):
+        @staticmethod
+        def forward(ctx, x):
+            seen.append((lucid.is_grad_enabled(), x.requires_grad))
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+
+    Probe.apply(lucid.tensor(1.0, requires_grad=True))
+    assert seen == [(False, True)]
+
+
+def test_needs_input_grad_and_non_tensor_args():
+    seen = []
+
+    class Scale(Function):
+        @staticmethod
+        def forward(ctx, x, k, flag):
+            seen.append(ctx.needs_input_grad)
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2, None, None
+
+    x = lucid.tensor([1.0], requires_grad=True)
+    Scale.apply(x, 2, True).sum().backward()
+    assert seen == [(True, False, False)] and x.grad.tolist() == [2.0]
+
+
+def test_wrong_number_of_gradients_errors_and_trailing_nones_ok():
+    class F(Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x * y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    a, b = lucid.tensor(1.0, requires_grad=True), lucid.tensor(2.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"function FBackward returned an incorrect number of gradients "
+                                           r"\(expected 2, got 1\)"):
+        F.apply(a, b).backward()
+
+    class G(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, None, None
+
+    G.apply(a).backward()
+    assert a.grad.item() == 1.0
+
+
+def test_gradient_for_non_tensor_input_and_float_gradient_error():
+    class GradForInt(Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    x = lucid.tensor(1.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="returned a gradient different than None at position 2, but the "
+                                           "corresponding forward input was not a Variable"):
+        GradForInt.apply(x, 3).backward()
+
+    class Flt(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return 1.0
+
+    with pytest.raises(RuntimeError, match=r"expected Variable or None \(got float\)"):
+        Flt.apply(x).backward()
+
+
+def test_returned_gradients_summed_over_broadcast_and_cast():
+    class Bcast(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return lucid.ones(3, 2, dtype=lucid.float64)
+
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    Bcast.apply(x).sum().backward()
+    assert x.grad.tolist() == [3.0, 3.0] and x.grad.dtype == lucid.float32
+
+    class WrongShape(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return lucid.ones(3)
+
+    with pytest.raises(RuntimeError, match=r"Function WrongShapeBackward returned an invalid gradient at index 0 - "
+                                           r"got \[3\] but expected shape compatible with \[2\]"):
+        WrongShape.apply(x).sum().backward()
+
+
+def test_save_for_backward_type_error_and_freed_saved_tensors():
+    class Bad(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(3)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument 0 is of type int"):
+        Bad.apply(lucid.tensor(1.0, requires_grad=True))
+    x = lucid.tensor(2.0, requires_grad=True)
+    y = Cube.apply(x)
+    y.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+
+
+def test_saved_output_modified_in_place_gives_version_error():
+    class SaveOut(Function):
+        @staticmethod
+        def forward(ctx, x):
+            out = x * 2
+            ctx.save_for_backward(out)
+            return out
+
+        @staticmethod
+        def backward(ctx, g):
+            (out,) = ctx.saved_tensors
+            return g * out
+
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    y = SaveOut.apply(x)
+    y.add_(1)
+    with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+        y.sum().backward()
+
+
+def test_mark_non_differentiable_and_materialized_zero_grads():
+    seen = []
+
+    class SortLike(Function):
+        @staticmethod
+        def forward(ctx, x):
+            idx = lucid.tensor([1.0, 0.0])
+            ctx.mark_non_differentiable(idx)
+            return x * 1, idx
+
+        @staticmethod
+        def backward(ctx, g, g_idx):
+            seen.append(g_idx.tolist())
+            return g
+
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    v, i = SortLike.apply(x)
+    assert v.requires_grad and not i.requires_grad
+    v.sum().backward()
+    assert seen == [[0.0, 0.0]]
+
+
+def test_set_materialize_grads_false_gives_none():
+    seen = []
+
+    class Two(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.set_materialize_grads(False)
+            return x * 1, x * 2
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            seen.append(g2)
+            return g1
+
+    x = lucid.tensor([1.0], requires_grad=True)
+    a, _ = Two.apply(x)
+    a.sum().backward()
+    assert seen == [None]
+
+
+def test_outputs_under_no_grad_and_integer_outputs():
+    with lucid.no_grad():
+        y = Cube.apply(lucid.tensor(2.0, requires_grad=True))
+    assert y.grad_fn is None
+
+    class IntOut(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.long()
+
+        @staticmethod
+        def backward(ctx, g):
+            return None
+
+    assert not IntOut.apply(lucid.tensor(2.0, requires_grad=True)).requires_grad
+
+
+def test_returning_input_gives_alias_with_node():
+    class Ret(Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lucid.tensor([1.0], requires_grad=True)
+    y = Ret.apply(x)
+    assert y is not x and type(y.grad_fn).__name__ == "RetBackward"
+
+
+def test_mark_dirty_returns_same_object():
+    class AddOneInPlace(Function):
+        @staticmethod
+        def forward(ctx, x):
+            x.add_(1)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g
+
+    x = lucid.tensor([1.0], requires_grad=True)
+    h = x * 1
+    y = AddOneInPlace.apply(h)
+    assert y is h and h.tolist() == [2.0]
+    y.sum().backward()
+    assert x.grad.tolist() == [1.0]
+
+
+def test_once_differentiable():
+    x = lucid.tensor(2.0, requires_grad=True)
+    g = grad(CubeOD.apply(x), x, create_graph=True)
+    assert g.item() == 12.0 and not g.requires_grad  # no incoming grad required grad: nothing to differentiate
+    g = grad(CubeOD.apply(x) * x, x, create_graph=True)
+    assert g.item() == 32.0
+    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was marked with "
+                                           "@once_differentiable"):
+        g.backward()
+
+
+def test_calling_instance_is_legacy_error():
+    with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
+        Cube()(lucid.tensor(1.0))
