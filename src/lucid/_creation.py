@@ -16,16 +16,20 @@ from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
 
 
-def _infer_numpy(data) -> np.ndarray:
+def _infer_numpy(data, dtype=None) -> np.ndarray:
+    """numpy view of Python data with PyTorch's defaults (float -> float32, int -> int64) when no dtype is asked;
+    numpy arrays and scalars keep their own dtype."""
     arr = np.asarray(data)
-    if arr.dtype == np.float64 and not isinstance(data, np.ndarray):
-        arr = arr.astype(np.float32)  # Python floats are float32, as torch's default dtype
-    elif arr.dtype == np.complex128 and not isinstance(data, np.ndarray):
-        arr = arr.astype(np.complex64)
-    elif arr.dtype.kind in "iu" and not isinstance(data, np.ndarray):
-        arr = arr.astype(np.int64)
-    elif arr.dtype == object:
+    if arr.dtype == object:
         raise TypeError(f"can't make a tensor from {type(data).__name__} data with mixed or unsupported elements")
+    if dtype is not None or isinstance(data, (np.ndarray, np.generic)):
+        return arr
+    if arr.dtype == np.float64:
+        return arr.astype(np.float32)
+    if arr.dtype == np.complex128:
+        return arr.astype(np.complex64)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
     return arr
 
 
@@ -41,7 +45,7 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
             first = next(d for d in _flat(data) if isinstance(d, Tensor))
             dtype = first.dtype
     else:
-        a = _infer_numpy(data)
+        a = _infer_numpy(data, dtype)
         target = dtype if dtype is not None else _dtype.from_numpy_dtype(a.dtype)
         if a.dtype == np.float64 and target != mx.float64:
             a = a.astype(np.float32)

@@ -432,7 +432,9 @@ class Tensor:
             if _dtype._category(b.dtype) > _dtype._category(a.dtype):
                 raise RuntimeError(f"result type {_dtype.dtype_name(b.dtype)} can't be cast to the desired output "
                                    f"type {_dtype.dtype_name(a.dtype)}")
-            new = new.to(a.dtype)
+            # cast the fresh result's own storage: its node keeps its name (AddBackward0, as in PyTorch) and the
+            # engine casts the incoming gradient to this dtype, read from that storage
+            new._st.data = b.astype(a.dtype)
         return new
 
     def _set_view_of(self, base: "Tensor", write_back) -> "Tensor":

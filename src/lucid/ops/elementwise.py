@@ -2,13 +2,20 @@
 comparisons, where, clamp, casts, and the in-place forms. Each VJP is one line of lucid ops."""
 from __future__ import annotations
 
-__all__ = ["add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "neg", "subtract", "multiply", "divide", "negative", "true_divide", "pow", "abs", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil", "trunc", "fix", "round", "maximum", "minimum", "fmax", "fmin", "where", "clamp", "clip", "clamp_min", "clamp_max", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal", "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
+__all__ = ["add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "neg", "subtract", "multiply", "divide",
+           "negative", "true_divide", "pow", "abs", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
+           "rsqrt", "square", "reciprocal", "sin", "cos", "tan", "tanh", "sigmoid", "relu", "sign", "floor", "ceil",
+           "trunc", "fix", "round", "maximum", "minimum", "fmax", "fmin", "where", "clamp", "clip", "clamp_min",
+           "clamp_max", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
+           "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
 
 import math
 
 import mlx.core as mx
+import numpy as np
 
-from .._dtype import promote
+from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
 from ._core import data, defop, methods
@@ -16,13 +23,23 @@ from ._core import data, defop, methods
 _array = mx.array
 
 
+def _operand(v):
+    """A numpy array becomes an MLX array of its own dtype (``mx.array`` alone turns float64 into float32);
+    Python scalars stay as they are, so MLX treats them as weakly typed, as PyTorch does."""
+    return _array(v, dtype=from_numpy_dtype(v.dtype)) if type(v) is np.ndarray else v
+
+
 def _binary(f):
     """An MLX binary function with PyTorch's promotion (a 0-d tensor does not widen a dimensioned one)."""
 
-    def fwd(a, b):
-        if type(a) is _array and type(b) is _array and a.dtype != b.dtype:
-            a, b = promote(a, b)
-        return f(a, b)
+    def fwd(a, b, *rest):
+        ta, tb = type(a), type(b)
+        if ta is _array and tb is _array:
+            if a.dtype != b.dtype:
+                a, b = promote(a, b)
+        elif ta is np.ndarray or tb is np.ndarray:
+            return fwd(_operand(a), _operand(b), *rest)
+        return f(a, b, *rest)
 
     return fwd
 
@@ -32,13 +49,31 @@ def _zeros(g, *_, **__):
     return _wrap(mx.zeros_like(g._st.data))
 
 
+def _trunc(a):  # MLX has no trunc
+    return mx.where(a < 0, mx.ceil(a), mx.floor(a))
+
+
+def _divide_rounded(a, b, rounding_mode):
+    """``a / b`` rounded down ("floor") or toward zero ("trunc"); integer inputs give an integer result."""
+    if rounding_mode == "floor":
+        return mx.floor_divide(a, b)
+    if rounding_mode != "trunc":
+        raise ValueError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                         f"'{rounding_mode}'")
+    q = mx.floor_divide(a, b)
+    if mx.issubdtype(q.dtype, mx.integer):  # floor + 1 where the exact quotient is negative and not whole
+        return q + ((mx.remainder(a, b) != 0) & (q < 0)).astype(q.dtype)
+    return _trunc(mx.divide(a, b))
+
+
 # ---------------------------------------------------------------------------------------------------- arithmetic
 _add = defop("add", _binary(mx.add), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), save=None)
 _sub = defop("sub", _binary(mx.subtract), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None)
 _rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a)),
               vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1")
 mul = defop("mul", _binary(mx.multiply), vjp=(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x))
-div = defop("div", _binary(mx.divide), vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
+_div = defop("div", _binary(mx.divide), vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
+_div_rounded = defop("div", _binary(_divide_rounded), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
 floor_divide = defop("floor_divide", _binary(mx.floor_divide), vjp=(_zeros, _zeros), save=None)
 remainder = defop("remainder", _binary(mx.remainder),
                   vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y)))
@@ -53,6 +88,12 @@ def add(input, other, *, alpha=1) -> Tensor:
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     return _sub(input, other if alpha == 1 else mul(other, alpha))
+
+
+def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
+    """``input / other`` (true division: integers give floats); ``rounding_mode`` "floor" or "trunc" rounds the
+    quotient (zero gradient, and integer inputs stay integer)."""
+    return _div(input, other) if rounding_mode is None else _div_rounded(input, other, rounding_mode)
 
 
 def rsub(input, other, *, alpha=1) -> Tensor:
@@ -82,6 +123,10 @@ _rpow = defop("pow", mx.power, save="both", node="PowBackward2",
 
 def pow(input, exponent) -> Tensor:  # noqa: A001  (PyTorch's name)
     """``input ** exponent``; either may be a Python number."""
+    if type(input) is np.ndarray:
+        input = _wrap(_operand(input))
+    if type(exponent) is np.ndarray:
+        exponent = _wrap(_operand(exponent))
     if not isinstance(input, Tensor):
         return _rpow(input, exponent)
     if isinstance(exponent, Tensor):
@@ -107,14 +152,15 @@ sin = defop("sin", _f64.by_dtype(mx.sin, _f64.sin), vjp=lambda g, ans, x: g * co
 cos = defop("cos", _f64.by_dtype(mx.cos, _f64.cos), vjp=lambda g, ans, x: -g * sin(x))
 tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans")
 tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans")
-sigmoid = defop("sigmoid", _f64.by_dtype(mx.sigmoid, _f64.sigmoid), vjp=lambda g, ans, x: g * ans * (1 - ans), save="ans")
+sigmoid = defop("sigmoid", _f64.by_dtype(mx.sigmoid, _f64.sigmoid), vjp=lambda g, ans, x: g * ans * (1 - ans),
+                save="ans")
 relu = defop("relu", lambda a: mx.maximum(a, mx.array(0, a.dtype)), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans")
 
 # piecewise constant: zero gradient, but the result still requires grad (as in PyTorch)
 sign = defop("sign", mx.sign, vjp=_zeros, save=None)
 floor = defop("floor", mx.floor, vjp=_zeros, save=None)
 ceil = defop("ceil", mx.ceil, vjp=_zeros, save=None)
-trunc = defop("trunc", lambda a: mx.where(a < 0, mx.ceil(a), mx.floor(a)), vjp=_zeros, save=None)
+trunc = defop("trunc", _trunc, vjp=_zeros, save=None)
 _round = defop("round", lambda a, decimals=0: mx.round(a, decimals), vjp=_zeros, save=None)
 fix = trunc
 
@@ -130,14 +176,26 @@ def _tie_share(x, y, win):
     return win(x, y) + eq(x, y) * 0.5
 
 
+def _picked(x, y, wins):
+    """Where fmax/fmin returns ``x``: x wins or ties, or y is NaN."""
+    return logical_or(wins(x, y), isnan(y))
+
+
 maximum = defop("maximum", _binary(mx.maximum),
                 vjp=(lambda g, ans, x, y: g * _tie_share(x, y, gt), lambda g, ans, x, y: g * _tie_share(y, x, gt)))
 minimum = defop("minimum", _binary(mx.minimum),
                 vjp=(lambda g, ans, x, y: g * _tie_share(x, y, lt), lambda g, ans, x, y: g * _tie_share(y, x, lt)))
-fmax, fmin = maximum, minimum
+# fmax/fmin ignore NaN (the other operand wins); the gradient goes wholly to the operand that was returned
+fmax = defop("fmax", _binary(lambda a, b: mx.where(mx.isnan(b), a, mx.where(mx.isnan(a), b, mx.maximum(a, b)))),
+             vjp=(lambda g, ans, x, y: where(_picked(x, y, ge), g, 0.0),
+                  lambda g, ans, x, y: where(_picked(x, y, ge), 0.0, g)))
+fmin = defop("fmin", _binary(lambda a, b: mx.where(mx.isnan(b), a, mx.where(mx.isnan(a), b, mx.minimum(a, b)))),
+             vjp=(lambda g, ans, x, y: where(_picked(x, y, le), g, 0.0),
+                  lambda g, ans, x, y: where(_picked(x, y, le), 0.0, g)))
 
 
 def _where_fwd(c, a, b):
+    a, b = _operand(a), _operand(b)
     if type(a) is _array and type(b) is _array and a.dtype != b.dtype:
         a, b = promote(a, b)
     return mx.where(c, a, b)
@@ -178,38 +236,54 @@ def _inside(x, lo, hi):
     return m
 
 
-_clamp = defop("clamp", _clamp_fwd, node="ClampBackward1",
-               vjp=(lambda g, ans, x, lo, hi: where(_inside(x, lo, hi), g, 0.0),
-                    lambda g, ans, x, lo, hi: where(lt(x, lo), g, 0.0),
-                    lambda g, ans, x, lo, hi: where(gt(x, hi), g, 0.0)))
+def _min_wins(x, lo, hi):
+    """Where the result is ``lo``: x below it, and lo below hi (with min > max the result is max throughout)."""
+    return lt(x, lo) if hi is None else logical_and(lt(x, lo), lt(lo, hi))
+
+
+def _max_wins(x, lo, hi):
+    """Where the result is ``hi``: x above it, or hi below lo."""
+    return gt(x, hi) if lo is None else logical_or(gt(x, hi), lt(hi, lo))
+
+
+_CLAMP_VJP = (lambda g, ans, x, lo, hi: where(_inside(x, lo, hi), g, 0.0),
+              lambda g, ans, x, lo, hi: where(_min_wins(x, lo, hi), g, 0.0),
+              lambda g, ans, x, lo, hi: where(_max_wins(x, lo, hi), g, 0.0))
+# PyTorch's two overloads: tensor bounds (ClampBackward0) and number bounds (ClampBackward1)
+_clamp_tensor = defop("clamp", _clamp_fwd, vjp=_CLAMP_VJP, node="ClampBackward0")
+_clamp_scalar = defop("clamp", _clamp_fwd, vjp=_CLAMP_VJP, node="ClampBackward1")
 
 
 def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit ``input`` to [min, max]; either bound may be None, a number or a tensor."""
-    return _clamp(input, min, max)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return _clamp_tensor(input, min, max)
+    return _clamp_scalar(input, min, max)
 
 
 clip = clamp
 
 
 def clamp_min(input, min) -> Tensor:  # noqa: A002
-    return _clamp(input, min, None)
+    return clamp(input, min, None)
 
 
 def clamp_max(input, max) -> Tensor:  # noqa: A002
-    return _clamp(input, None, max)
+    return clamp(input, None, max)
 
 
 # ---------------------------------------------------------------------------------------------------- casts
 _to = defop("to", lambda a, dtype: a.astype(dtype), vjp=lambda g, ans, x, dtype: g, save=None,
             node="ToCopyBackward0")
+_to_nondiff = defop("to", lambda a, dtype: a.astype(dtype), differentiable=False)
 
 
 def cast(input, dtype) -> Tensor:
-    """``input`` as ``dtype`` (differentiable: the gradient is cast back to the input's dtype)."""
+    """``input`` as ``dtype``: differentiable to a floating dtype (the gradient is cast back to the input's dtype);
+    an integer or bool result never requires grad."""
     if input.dtype == dtype:
         return input
-    return _to(input, dtype)
+    return _to(input, dtype) if can_require_grad(dtype) else _to_nondiff(input, dtype)
 
 
 # ---------------------------------------------------------------------------------------------------- comparisons
@@ -297,14 +371,14 @@ Tensor.__sub__ = lambda self, other: _sub(self, other)
 Tensor.__rsub__ = lambda self, other: _rsub(self, other)
 Tensor.__mul__ = lambda self, other: mul(self, other)
 Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__truediv__ = lambda self, other: div(self, other)
-Tensor.__rtruediv__ = lambda self, other: div(other, self)
+Tensor.__truediv__ = lambda self, other: _div(self, other)
+Tensor.__rtruediv__ = lambda self, other: _div(other, self)
 Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
 Tensor.__mod__ = lambda self, other: remainder(self, other)
 Tensor.__rmod__ = lambda self, other: remainder(other, self)
 Tensor.__pow__ = lambda self, other: pow(self, other)
-Tensor.__rpow__ = lambda self, other: pow(other, self) if isinstance(other, Tensor) else _rpow(other, self)
+Tensor.__rpow__ = lambda self, other: pow(other, self)
 Tensor.__neg__ = neg
 Tensor.__pos__ = lambda self: self
 Tensor.__abs__ = abs
@@ -349,9 +423,10 @@ Tensor.__ifloordiv__ = Tensor.floor_divide_
 # fill_/zero_/copy_ replace the value: the old value gets a zero gradient, a tensor `value`/`src` gets g back
 _fill = defop("fill", lambda a, v: mx.full(a.shape, v, a.dtype), save=None,
               vjp=(_zeros, lambda g, ans, x, v: g.sum()))
-_copy = defop("copy", lambda a, s: mx.broadcast_to(mx.array(s).astype(a.dtype), a.shape), save=None,
+_zero = defop("zero", mx.zeros_like, vjp=_zeros, save=None)
+_copy = defop("copy", lambda a, s: mx.broadcast_to(_array(_operand(s)).astype(a.dtype), a.shape), save=None,
               node="CopyBackwards", vjp=(_zeros, lambda g, ans, x, s: g))
 
 Tensor.fill_ = lambda self, value: self._inplace(lambda old: _fill(old, value))
-Tensor.zero_ = lambda self: self._inplace(lambda old: _fill(old, 0))
+Tensor.zero_ = lambda self: self._inplace(_zero)
 Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
