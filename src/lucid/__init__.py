@@ -14,6 +14,8 @@ from .ops.reduce import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
+from .ops.scan import *  # noqa: F401,F403
+from . import linalg, nn  # noqa: E402
 
 dtype = _dtype.Dtype
 

@@ -1,0 +1,9 @@
+"""lucid.nn.functional: PyTorch's functional neural-network ops. Each is declared once in ``lucid.ops``; this
+module only gathers them under PyTorch's names."""
+from ..ops.activation import *  # noqa: F401,F403
+from ..ops.conv import *  # noqa: F401,F403
+from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+from ..ops.nn_basic import *  # noqa: F401,F403
+from ..ops.norm import *  # noqa: F401,F403
+from ..ops.pool import *  # noqa: F401,F403
+from ..ops.reduce import log_softmax, softmax  # noqa: F401

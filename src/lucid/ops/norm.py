@@ -1,0 +1,4 @@
+"""norm ops (being written)."""
+from __future__ import annotations
+
+__all__: list = []

@@ -1,0 +1,4 @@
+"""pool ops (being written)."""
+from __future__ import annotations
+
+__all__: list = []
