@@ -40,18 +40,13 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
         # grad mode stays on: gradgradcheck's function differentiates inside
         return [np.array(o._st.data, dtype=np.float64).reshape(-1) for o in _differentiable_outputs(func(*args))]
 
-    jac = None
+    sizes = [o.size for o in run(-1, 0, 0.0)]  # output sizes (i = -1 perturbs nothing)
+    jac = [[np.zeros((m, base[i].size)) for i in idx] for m in sizes]
     for k, i in enumerate(idx):
-        n_in = base[i].size
-        cols = []
-        for j in range(n_in):
-            plus, minus = run(i, j, eps), run(i, j, -eps)
-            cols.append([(p - m) / (2 * eps) for p, m in zip(plus, minus)])
-        if jac is None:
-            jac = [[None] * len(idx) for _ in range(len(cols[0]) if cols else 0)]
-        for o in range(len(jac)):
-            jac[o][k] = np.stack([c[o] for c in cols], axis=1) if cols else np.zeros((0, 0))
-    return jac or []
+        for j in range(base[i].size):
+            for o, (p, m) in enumerate(zip(run(i, j, eps), run(i, j, -eps))):
+                jac[o][k][:, j] = (p - m) / (2 * eps)
+    return jac
 
 
 def _analytical(outputs: list, rg_inputs: list):
