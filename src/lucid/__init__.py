@@ -4,6 +4,7 @@ from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_mlx, from_numpy, full, full_like, linspace,
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, seed, tensor, zeros, zeros_like)
+from ._random import get_rng_state, set_rng_state
 from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
                      get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
                      uint8, uint16, uint32, uint64)
@@ -15,7 +16,7 @@ from .ops.shape import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
-from . import linalg, nn  # noqa: E402
+from . import linalg, nn, utils  # noqa: E402
 
 dtype = _dtype.Dtype
 

@@ -12,6 +12,7 @@ import mlx.core as mx
 import numpy as np
 
 from . import _dtype
+from ._random import get_rng_state, manual_seed, next_key, set_rng_state  # noqa: F401
 from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
 
@@ -168,22 +169,17 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
 
 
 # ---------------------------------------------------------------------------------------------------- random
-def manual_seed(seed: int) -> None:
-    """Seed lucid's (MLX's) random number generator."""
-    mx.random.seed(builtins.int(seed))
-
-
 seed = manual_seed
 
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Uniform on [0, 1)."""
-    return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=d), size, dtype, device, requires_grad)
+    return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=d, key=next_key()), size, dtype, device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Standard normal."""
-    return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d), size, dtype, device, requires_grad)
+    return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d, key=next_key()), size, dtype, device, requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: bool = False,
@@ -191,12 +187,12 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
-    return _factory(lambda s, d: mx.random.randint(low, high, shape=s).astype(d), (tuple(size),), dtype, device,
+    return _factory(lambda s, d: mx.random.randint(low, high, shape=s, key=next_key()).astype(d), (tuple(size),), dtype, device,
                     requires_grad, default=mx.int64)
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,))).astype(d), (), dtype, device,
+    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,), key=next_key())).astype(d), (), dtype, device,
                     requires_grad, default=mx.int64)
 
 
@@ -208,8 +204,8 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
         s = std._st.data if isinstance(std, Tensor) else std
         shape = mx.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
         dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
-        return _finish(mx.random.normal(shape=shape, dtype=dt) * s + m, requires_grad)
-    return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std), (tuple(size),), dtype,
+        return _finish(mx.random.normal(shape=shape, dtype=dt, key=next_key()) * s + m, requires_grad)
+    return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=next_key()), (tuple(size),), dtype,
                     device, requires_grad)
 
 

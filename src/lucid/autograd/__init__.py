@@ -1,4 +1,5 @@
 """lucid.autograd: reverse-mode automatic differentiation on the tape of lucid ops."""
+from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_enabled, set_detect_anomaly
 from .engine import backward, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
@@ -8,4 +9,5 @@ from .graph import Node
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "Node", "gradcheck", "gradgradcheck", "GradcheckError",
-           "Function", "FunctionCtx", "once_differentiable"]
+           "Function", "FunctionCtx", "once_differentiable",
+           "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]

@@ -17,6 +17,7 @@ import mlx.core as mx
 from .._tensor import Tensor, _shape_str, _wrap
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
+from .anomaly import _state as _anomaly, check_gradients
 from .graph import AccumulateGrad, edge_of
 
 _ALL = object()  # "accumulate into every leaf"
@@ -305,6 +306,8 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
             if needed is not None and not any(e is not None and e[0] in needed for e in nxt):
                 continue  # an input's own node with nothing further to reach
             in_grads = node.apply(grads, needed)
+            if _anomaly["enabled"]:
+                check_gradients(node, in_grads)
             if not retain_graph:
                 node.release()
             if hooks is not None and hooks.post:

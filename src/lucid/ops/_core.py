@@ -21,6 +21,7 @@ import mlx.core as mx
 
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
+from ..autograd.anomaly import _state as _anomaly, record_trace
 from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
 
 _state = gm.state
@@ -221,6 +222,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
+            if _anomaly["enabled"]:
+                record_trace(out._fn)
         else:
             out._rg = False
             out._fn = None

@@ -1,0 +1,101 @@
+"""detect_anomaly / set_detect_anomaly, and activation checkpointing."""
+import mlx.core as mx
+import pytest
+
+import lucid
+from lucid.autograd import detect_anomaly, gradcheck, gradgradcheck, is_anomaly_enabled, set_detect_anomaly
+from lucid.utils.checkpoint import checkpoint, checkpoint_sequential
+from helpers import leaf
+
+
+def make_nan_in_backward():
+    a = lucid.tensor([0.0, 1.0], requires_grad=True)
+    return (a.sqrt() * 0).sum()  # forward is finite; d sqrt at 0 is inf, times 0 gives nan
+
+
+def test_detect_anomaly_names_node_and_forward_line():
+    with detect_anomaly():
+        assert is_anomaly_enabled()
+        loss = make_nan_in_backward()
+        with pytest.raises(RuntimeError, match="Function 'SqrtBackward0' returned nan values in its 0th output") as e:
+            loss.backward()
+    assert "make_nan_in_backward" in str(e.value) and "a.sqrt()" in str(e.value)
+    assert not is_anomaly_enabled()
+
+
+def test_set_detect_anomaly_and_off_by_default():
+    loss = make_nan_in_backward()
+    loss.backward()  # off: nan flows silently, as in PyTorch
+    set_detect_anomaly(True)
+    try:
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            make_nan_in_backward().backward()
+    finally:
+        set_detect_anomaly(False)
+    with detect_anomaly(check_nan=False):
+        make_nan_in_backward().backward()
+
+
+def test_detect_anomaly_as_decorator():
+    @detect_anomaly()
+    def f():
+        make_nan_in_backward().backward()
+
+    with pytest.raises(RuntimeError, match="returned nan values"):
+        f()
+
+
+def block(h):
+    for _ in range(3):
+        h = (h * 1.1).tanh() + h.sin()
+    return h
+
+
+def test_checkpoint_gives_same_gradients():
+    x = leaf(3, 4)
+    w = leaf(4, seed=1)
+    y = checkpoint(lambda a, b: block(a * b), x, w)
+    gx, gw = lucid.autograd.grad(y.sum(), [x, w])
+    ex, ew = lucid.autograd.grad(block(x * w).sum(), [x, w])
+    assert gx.tolist() == ex.tolist() and gw.tolist() == ew.tolist()
+    assert gradcheck(lambda a: checkpoint(block, a), (leaf(2, 3),))
+    assert gradgradcheck(lambda a: checkpoint(block, a), (leaf(2, 3),))
+
+
+def test_checkpoint_replays_random_state():
+    x = lucid.ones(1000, requires_grad=True)
+
+    def noisy(a):
+        return a * (lucid.rand(1000) > 0.5)
+
+    lucid.manual_seed(0)
+    checkpoint(noisy, x).sum().backward()
+    lucid.manual_seed(0)
+    mask = (lucid.rand(1000) > 0.5).float()
+    assert x.grad.tolist() == mask.tolist()
+
+
+def test_checkpoint_sequential_and_kwargs():
+    x = leaf(2, 3)
+    fns = [lambda h: h.sin(), lambda h: h * 2, lambda h: h.exp(), lambda h: h.tanh()]
+    y = checkpoint_sequential(fns, 2, x)
+    expected = x.sin().mul(2).exp().tanh()
+    assert y.tolist() == expected.tolist()
+    assert checkpoint(lambda a, k=1: a * k, x, k=3).tolist() == (x * 3).tolist()
+
+
+def test_checkpoint_lowers_peak_memory():
+    def run(use):
+        x = lucid.randn(500, 500, requires_grad=True)
+        mx.eval(x.mlx)
+        mx.reset_peak_memory()
+        base = mx.get_active_memory()
+        h = x
+        for _ in range(8):
+            h = checkpoint(block, h) if use else block(h)
+        h.sum().backward()
+        mx.eval(x.grad.mlx)
+        return mx.get_peak_memory() - base
+
+    plain, ckpt = run(False), run(True)
+    assert ckpt < 0.6 * plain
