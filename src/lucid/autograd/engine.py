@@ -339,7 +339,7 @@ def _fresh(g: Tensor, create_graph: bool) -> Tensor:
     """A new tensor for a gradient we hand out: it must not alias a seed or another tensor's storage, and with
     create_graph it must stay connected to g's graph (g may be a seed leaf that requires grad)."""
     if create_graph and g._rg:
-        return g.clone()
+        return g.clone() if g._fn is None else _wrap(g._st.data, g._fn, True, g._nr)
     return _wrap(g._st.data)
 
 
