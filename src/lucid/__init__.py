@@ -17,6 +17,7 @@ from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from . import linalg, nn, utils  # noqa: E402
+from . import func  # noqa: E402
 
 dtype = _dtype.Dtype
 

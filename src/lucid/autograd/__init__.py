@@ -11,3 +11,4 @@ __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "in
            "is_inference_mode_enabled", "Node", "gradcheck", "gradgradcheck", "GradcheckError",
            "Function", "FunctionCtx", "once_differentiable",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
+from . import functional  # noqa: E402

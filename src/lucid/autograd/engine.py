@@ -211,6 +211,8 @@ def _batched(outputs, seeds_in, edges, retain_graph, create_graph) -> list:
                 f"output[{i}] has a shape of {_shape_str(os_)}. If you only want some tensors in `grad_output` to be "
                 "considered batched, consider using vmap.")
         n = gs[0]
+    if n == 0:  # an empty batch: empty results of shape (0, *input.shape)
+        return [_wrap(mx.zeros((0,) + tuple(e[0].output_meta(e[1])[0]), e[0].output_meta(e[1])[1])) for e in edges]
     per_row = []
     for b in range(n):
         seeds = _make_seeds(outputs, [g[b] for g in seeds_in], allow_scalars=True)

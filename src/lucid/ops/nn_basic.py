@@ -1,4 +1,358 @@
-"""nn_basic ops (being written)."""
+"""Basic neural-network ops: linear, bilinear, the dropouts, embedding, one_hot, scaled_dot_product_attention,
+cosine_similarity and pairwise_distance, with PyTorch's arguments, defaults and errors.
+
+Most are compositions of lucid ops, so their gradients of every order come from those. Two are declared ops:
+``addmm`` (linear with a bias on a matrix: one fused MLX call, AddmmBackward0 as in PyTorch) and ``embedding``, whose
+backward is a scatter-add of rows (repeated indices accumulate) that honours ``padding_idx`` and
+``scale_grad_by_freq``; that backward is itself an op whose gradient is again an embedding, so higher derivatives
+work. Random masks come from lucid's generator (``lucid.manual_seed``).
+"""
 from __future__ import annotations
 
-__all__: list = []
+__all__ = ["linear", "bilinear", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+           "feature_alpha_dropout", "embedding", "one_hot", "scaled_dot_product_attention", "cosine_similarity",
+           "pairwise_distance"]
+
+import math
+import warnings
+
+import mlx.core as mx
+
+from .._dtype import dtype_name
+from .._random import next_key
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import no_grad
+from ._core import data, defop
+from .elementwise import where
+from .linalg import _check_mm, matmul, mm
+from .reduce import norm, softmax
+from .shape import broadcast_tensors
+
+
+# ---------------------------------------------------------------------------------------------------- linear
+def _addmm_fwd(bias, x, w):
+    return mx.addmm(bias, x, w)
+
+
+# ``w`` is the (in, out) transpose of the weight; the engine sums the bias gradient over the batch
+_addmm = defop("addmm", _addmm_fwd, vjp=(lambda g, ans, b, x, w: g,
+                                         lambda g, ans, b, x, w: mm(g, w.t()),
+                                         lambda g, ans, b, x, w: mm(x.t(), g)))
+
+
+def linear(input, weight, bias=None) -> Tensor:
+    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features) and ``input`` (*, in)."""
+    w = weight.t()
+    if input.ndim > 2:  # fold the batch dims: one matrix product (and one for the weight's gradient)
+        lead = tuple(input.shape[:-1])
+        out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
+        return out.reshape(lead + tuple(out.shape[1:]))
+    if input.ndim == 2 and bias is not None and w.ndim == 2:
+        _check_mm(tuple(input.shape), tuple(w.shape))
+        return _addmm(bias, input, w)
+    out = matmul(input, w)
+    return out if bias is None else out + bias
+
+
+def bilinear(input1, input2, weight, bias=None) -> Tensor:
+    """``out[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    if input1.ndim != input2.ndim:
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
+    for a, b in zip(input1.shape[:-1], input2.shape[:-1]):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match: got {a} and {b}")
+    out_f, in1, in2 = weight.shape
+    for i, (x, n) in enumerate(((input1, in1), (input2, in2)), 1):
+        if x.shape[-1] != n:
+            raise RuntimeError(f"bilinear(): input{i} size does not match weight size: got {x.shape[-1]} but "
+                               f"expected {n}")
+    if bias is not None and bias.shape[0] != out_f:
+        raise RuntimeError(f"bilinear(): bias size does not match weight size: got {bias.shape[0]} but expected "
+                           f"{out_f}")
+    lead = tuple(input1.shape[:-1])
+    x1, x2 = input1.reshape(-1, in1), input2.reshape(-1, in2)
+    # (N, in1) @ (in1, out * in2) -> (N, out, in2), then contracted with x2: two matrix products
+    t = matmul(x1, weight.permute(1, 0, 2).reshape(in1, out_f * in2)).reshape(-1, out_f, in2)
+    out = matmul(t, x2.unsqueeze(-1)).squeeze(-1)
+    if bias is not None:
+        out = out + bias
+    return out.reshape(lead + (out_f,))
+
+
+# ---------------------------------------------------------------------------------------------------- dropout
+_SELU_ALPHA = 1.7580993408473766  # -selu's negative saturation value: alpha_dropout keeps mean 0 and variance 1
+
+
+def _check_p(p: float) -> None:
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep(shape: tuple, p: float, dtype) -> mx.array:
+    """1 for each element kept (probability 1 - p), 0 for each dropped, in ``dtype``."""
+    return mx.random.bernoulli(1 - p, shape, key=next_key()).astype(dtype)
+
+
+def _dropout(input, p, training, inplace, noise_shape=None, alpha=False) -> Tensor:
+    """PyTorch's _dropout_impl: the identity when not training (or p = 0), zeros for p = 1; otherwise the input times
+    a kept/dropped mask over ``noise_shape`` (broadcast: whole channels for feature dropout), scaled so the mean is
+    kept. ``alpha``: dropped elements take selu's saturation value, and an affine map restores mean and variance."""
+    _check_p(p)
+    if p == 0 or not training or input.numel() == 0:
+        return input
+    if p == 1:
+        return input.mul_(0.0) if inplace else input * 0.0
+    keep = _keep(noise_shape or tuple(input.shape), p, input.dtype)
+    if not alpha:
+        scale = _wrap(keep * (1 / (1 - p)))
+        return input.mul_(scale) if inplace else input * scale
+    a = 1 / math.sqrt((_SELU_ALPHA ** 2 * p + 1) * (1 - p))
+    scale, shift = _wrap(keep * a), _wrap((keep - 1 + p) * (_SELU_ALPHA * a))
+    return input.mul_(scale).add_(shift) if inplace else input * scale + shift
+
+
+def _channels(input, batched: bool = True) -> tuple:
+    """The noise shape of feature dropout: one draw per (sample, channel), or per channel when unbatched."""
+    if input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    lead = 2 if batched else 1
+    return tuple(input.shape[:lead]) + (1,) * (input.ndim - lead)
+
+
+def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (the identity when not
+    training)."""
+    return _dropout(input, p, training, inplace)
+
+
+def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """Dropout for selu networks: keeps zero mean and unit variance (PyTorch's default is ``training=False``)."""
+    return _dropout(input, p, training, inplace, alpha=True)
+
+
+def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
+    """alpha_dropout of whole channels of (N, C, *) ``input``."""
+    _check_p(p)
+    return _dropout(input, p, training, inplace, _channels(input), alpha=True)
+
+
+def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, L) or unbatched (C, L) ``input``."""
+    _check_p(p)
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
+                           "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, a "
+                           "channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs).")
+    return _dropout(input, p, training, inplace, _channels(input, input.ndim == 3))
+
+
+def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, H, W) ``input``; a 3-D input is read as (N, C, L), as PyTorch does (with its
+    warning)."""
+    _check_p(p)
+    if input.ndim not in (3, 4):
+        warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout2d exists to provide channel-wise dropout on inputs with 2 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 3D or 4D "
+                      "inputs).")
+    if input.ndim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior "
+                      "is desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior "
+                      "will change in a future release to interpret the input as one without a batch dimension, i.e. "
+                      "shape (C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using "
+                      "dropout1d instead.")
+    return _dropout(input, p, training, inplace, _channels(input))
+
+
+def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zero whole channels of (N, C, D, H, W) or unbatched (C, D, H, W) ``input``."""
+    _check_p(p)
+    if input.ndim not in (4, 5):
+        warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
+                      "in an error in a future release. To retain the behavior and silence this warning, please use "
+                      "dropout instead. Note that dropout3d exists to provide channel-wise dropout on inputs with 3 "
+                      "spatial dimensions, a channel dimension, and an optional batch dimension (i.e. 4D or 5D "
+                      "inputs).")
+    return _dropout(input, p, training, inplace, _channels(input, input.ndim == 5))
+
+
+# ---------------------------------------------------------------------------------------------------- embedding
+def _take_rows(w, idx, scale):
+    return mx.take(w, idx, axis=0)
+
+
+def _scatter_rows(g, idx, scale, num):
+    """The weight's gradient: each index's gradient row added into its row of a (num, dim) zero canvas (repeated
+    indices accumulate), times ``scale`` (0 at padding_idx, 1/count with scale_grad_by_freq) when given."""
+    rows = g.reshape(-1, g.shape[-1])
+    if scale is not None:
+        rows = rows * scale
+    return mx.zeros((num, rows.shape[-1]), g.dtype).at[idx.reshape(-1)].add(rows)
+
+
+def _scatter_rows_vjp(gg, ans, g, idx, scale, num):
+    rows = _embedding(gg, idx, None)
+    return rows if scale is None else rows * _wrap(scale.reshape(idx.shape + (1,)))
+
+
+# index and scale are MLX arrays, so a released node keeps them (and only the weight's shape)
+_embedding = defop("embedding", _take_rows, save=None,
+                   vjp=(lambda g, ans, w, idx, scale: _embedding_backward(g, idx, scale, w.shape[0]),))
+_embedding_backward = defop("embedding_backward", _scatter_rows, vjp=(_scatter_rows_vjp,), save=None)
+
+
+def _grad_scale(idx: mx.array, num: int, padding_idx, scale_grad_by_freq: bool, dtype):
+    """Per-index factors of the weight's gradient, shape (n, 1), or None when all are 1."""
+    if padding_idx is None and not scale_grad_by_freq:
+        return None
+    flat = idx.reshape(-1)
+    scale = mx.ones(flat.shape, dtype)
+    if scale_grad_by_freq:
+        counts = mx.zeros((num,), dtype).at[flat].add(1)
+        scale = 1 / mx.take(counts, flat)
+    if padding_idx is not None:
+        scale = mx.where(flat == padding_idx, mx.array(0, dtype), scale)
+    return scale.reshape(-1, 1)
+
+
+def _renorm_rows(weight: Tensor, idx: mx.array, max_norm: float, norm_type: float) -> None:
+    """PyTorch's embedding_renorm_: rows of ``weight`` that ``idx`` uses and whose norm exceeds ``max_norm`` are
+    scaled in place (unrecorded) to norm ``max_norm``."""
+    with no_grad():
+        flat = _wrap(idx.reshape(-1))
+        rows = weight[flat]
+        n = norm(rows, norm_type, 1, keepdim=True)
+        weight.index_put_((flat,), rows * where(n > max_norm, max_norm / (n + 1e-7), 1.0))
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``: shape (*input.shape, dim).
+    Repeated indices accumulate gradient; the ``padding_idx`` row gets none; ``scale_grad_by_freq`` divides each
+    row's gradient by its count in ``input``; ``max_norm`` first renormalizes the used rows in place. ``sparse``
+    is accepted and ignored (the gradient is dense). Out-of-range indices are not checked (that would read
+    values)."""
+    idx = data(input)
+    if not isinstance(idx, mx.array) or not mx.issubdtype(idx.dtype, mx.integer):
+        name = dtype_name(idx.dtype) if isinstance(idx, mx.array) else type(input).__name__
+        raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got {name} instead (while checking arguments for embedding)")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    num = weight.shape[0]
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= num
+    if max_norm is not None:
+        _renorm_rows(weight, idx, max_norm, norm_type)
+    return _embedding(weight, idx, _grad_scale(idx, num, padding_idx, scale_grad_by_freq, weight.dtype))
+
+
+def one_hot(tensor, num_classes: int = -1) -> Tensor:
+    """int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each index. ``num_classes=-1`` infers
+    ``max + 1`` (this reads the values, and checks they are non-negative; with ``num_classes`` given nothing is
+    read, and an out-of-range index gives a row of zeros)."""
+    a = data(tensor)
+    if not isinstance(a, mx.array) or not mx.issubdtype(a.dtype, mx.integer):
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if num_classes == -1 or (a.size == 0 and num_classes <= 0):
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        lo, hi = mx.stack([mx.min(a), mx.max(a)]).tolist()  # the result's shape depends on the values
+        if lo < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        num_classes = hi + 1
+    elif num_classes < 1:
+        raise RuntimeError("num_classes should be positive")
+    return _wrap((mx.expand_dims(a, -1) == mx.arange(num_classes)).astype(mx.int64))
+
+
+# ---------------------------------------------------------------------------------------------------- attention
+def _check_attention(query, key, value, attn_mask, is_causal) -> None:
+    q, k, v = query.dtype, key.dtype, value.dtype
+    if not q == k == v:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got query.dtype: "
+                           f"{dtype_name(q)} key.dtype: {dtype_name(k)} and value.dtype: {dtype_name(v)} instead.")
+    if min(query.ndim, key.ndim, value.ndim) < 2:
+        raise RuntimeError(f"Expected query, key, and value to all be  at least 2 dimensional, but got query.dim: "
+                           f"{query.ndim} key.dim: {key.ndim} and value.dim: {value.ndim} instead.")
+    if attn_mask is not None:
+        m = attn_mask.dtype
+        if m not in (mx.bool_, mx.float32, q):
+            raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                               f"attn_mask.dtype: {dtype_name(m)} and  query.dtype: {dtype_name(q)} instead.")
+        if is_causal:
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+                               "is_causal=True")
+
+
+def _repeat_heads(x, heads: int):
+    """``x.repeat_interleave(heads // H, dim=-3)`` for x of shape (..., H, S, E)."""
+    h = x.shape[-3]
+    if h == heads:
+        return x
+    shape = tuple(x.shape)
+    rep = heads // h
+    return x.unsqueeze(-3).expand(shape[:-2] + (rep,) + shape[-2:]).reshape(shape[:-3] + (heads,) + shape[-2:])
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+                                 scale: float | None = None, enable_gqa: bool = False) -> Tensor:
+    """``softmax(query @ key^T * scale + mask) @ value`` for query (N, ..., L, E), key (N, ..., S, E) and value
+    (N, ..., S, Ev); ``scale`` defaults to 1/sqrt(E). A bool ``attn_mask`` marks with True the scores that take part,
+    a float one is added; ``is_causal`` lets position i attend to positions <= i. As PyTorch's math backend, a row
+    with no position taking part gives zeros (not NaN). ``dropout_p`` drops attention weights (always, as in
+    PyTorch: pass 0 for evaluation). ``enable_gqa`` repeats the heads (dim -3) of key and value to match query's."""
+    _check_attention(query, key, value, attn_mask, is_causal)
+    if enable_gqa and key.ndim >= 3 and query.ndim >= 3:
+        heads = query.shape[-3]
+        if heads % key.shape[-3] or heads % value.shape[-3]:
+            raise RuntimeError("Number of heads in key and value must divide the number of heads in query")
+        key, value = _repeat_heads(key, heads), _repeat_heads(value, heads)
+    if scale is None:
+        scale = 1 / math.sqrt(query.shape[-1])
+    scores = matmul(query * scale, key.transpose(-2, -1))
+    dead = None  # rows where nothing takes part: zeros out, and no NaN in the gradient
+    if is_causal:
+        length, source = query.shape[-2], key.shape[-2]
+        scores = where(mx.tril(mx.ones((length, source), mx.bool_)), scores, -math.inf)
+    elif attn_mask is not None:
+        m = data(attn_mask)
+        if m.dtype == mx.bool_:
+            scores = where(m, scores, -math.inf)
+            dead = mx.logical_not(mx.any(m, axis=-1, keepdims=True))
+        else:
+            scores = scores + (attn_mask if m.dtype == scores.dtype else attn_mask.to(scores.dtype))
+            dead = mx.all(data(scores) == -math.inf, axis=-1, keepdims=True)
+        scores = where(dead, 0.0, scores)
+    attn = softmax(scores, -1)
+    if dead is not None:
+        attn = where(dead, 0.0, attn)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p)
+    return matmul(attn, value)
+
+
+# ---------------------------------------------------------------------------------------------------- similarity
+def _clamped_norm(x, dim: int, eps: float):
+    """``||x||`` along ``dim`` with its value clamped to at least ``eps`` but its gradient unclamped: PyTorch clamps
+    the norm in place under no_grad."""
+    n = norm(x, 2, dim, keepdim=True)
+    return n + (n.clamp_min(eps) - n).detach()
+
+
+def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (the inputs broadcast first); each
+    input is divided by its norm before the product, which keeps the result in [-1, 1]."""
+    if tuple(x1.shape) != tuple(x2.shape):
+        x1, x2 = broadcast_tensors(x1, x2)
+    if not mx.issubdtype(x1.dtype, mx.floating):
+        x1, x2 = x1.to(mx.float32), x2.to(mx.float32)
+    return ((x1 / _clamped_norm(x1, dim, eps)) * (x2 / _clamped_norm(x2, dim, eps))).sum(dim)
+
+
+def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
+    """``||x1 - x2 + eps||_p`` along the last dim (the inputs broadcast)."""
+    return norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)

@@ -1,4 +1,197 @@
-"""norm ops (being written)."""
+"""Normalization: layer_norm, batch_norm, instance_norm, group_norm, rms_norm, normalize, local_response_norm.
+
+Each is composed of lucid ops (var_mean, rsqrt, ...), so gradients of every order and exact float64 come from those
+ops. As in PyTorch, inputs are normalized with the biased variance (divide by n), while batch_norm and instance_norm
+update their running statistics in place, under no_grad, with the unbiased one (divide by n - 1). Half types
+(float16, bfloat16) compute their statistics in float32 and return their own dtype, also as in PyTorch.
+"""
 from __future__ import annotations
 
-__all__: list = []
+__all__ = ["layer_norm", "batch_norm", "instance_norm", "group_norm", "rms_norm", "normalize", "local_response_norm"]
+
+import mlx.core as mx
+
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import no_grad
+from .elementwise import rsqrt, square
+from .reduce import norm, var_mean
+from .shape import cat
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+_UPCAST = (mx.float16, mx.bfloat16)
+
+
+def _float32_if_half(x: Tensor) -> Tensor:
+    """Half types compute statistics in float32, as PyTorch does."""
+    return x.to(mx.float32) if x.dtype in _UPCAST else x
+
+
+def _standardize(x: Tensor, axes: tuple, eps: float) -> tuple:
+    """``((x - mean) / sqrt(var + eps), var, mean)`` over ``axes`` with the biased variance; the first in x's
+    dtype, the statistics (kept dims) in the dtype they were computed in."""
+    xc = _float32_if_half(x)
+    var, mean = var_mean(xc, axes, keepdim=True, correction=0)
+    y = (xc - mean) * rsqrt(var + eps)
+    return (y.to(x.dtype) if y.dtype != x.dtype else y), var, mean
+
+
+def _affine(y: Tensor, weight, bias, shape=None) -> Tensor:
+    """``y * weight + bias``; ``shape`` reshapes per-channel vectors so they broadcast along dim 1."""
+    if weight is not None:
+        y = y * (weight if shape is None else weight.reshape(shape))
+    if bias is not None:
+        y = y + (bias if shape is None else bias.reshape(shape))
+    return y
+
+
+def _channel_shape(x: Tensor) -> tuple:
+    """(C, 1, 1, ...): a per-channel vector that broadcasts against (N, C, *)."""
+    return (x.shape[1],) + (1,) * (x.ndim - 2)
+
+
+def _last_axes(input: Tensor, normalized_shape, weight=None, bias=None) -> tuple:
+    """PyTorch's layer_norm/rms_norm checks; the axes that ``normalized_shape`` names (the trailing ones)."""
+    shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(int(s) for s in normalized_shape)
+    if not shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           f"element, but got normalized_shape = {list(shape)}")
+    n = len(shape)
+    if input.ndim < n or tuple(input.shape[input.ndim - n:]) != shape:
+        expected = "".join(f", {s}" for s in shape)
+        raise RuntimeError(f"Given normalized_shape={list(shape)}, expected input with shape [*{expected}], but got "
+                           f"input of size{list(input.shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != shape:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{list(t.shape)} and normalized_shape = {list(shape)}")
+    return tuple(range(input.ndim - n, input.ndim))
+
+
+def _check_features(name: str, t, expected: int) -> None:
+    if t is not None and t.numel() != expected:
+        raise RuntimeError(f"{name} should contain {expected} elements not {t.numel()}")
+
+
+def _update_running(running, momentum: float, batch_stat: Tensor) -> None:
+    """``running = (1 - momentum) * running + momentum * batch_stat``, in place and unrecorded (a buffer)."""
+    if running is not None:
+        with no_grad():
+            running.mul_(1 - momentum).add_(batch_stat.reshape(running.shape) * momentum)
+
+
+# ---------------------------------------------------------------------------------------------------- layer, rms
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
+    (both of ``normalized_shape``)."""
+    axes = _last_axes(input, normalized_shape, weight, bias)
+    return _affine(_standardize(input, axes, eps)[0], weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
+    """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape`` dims. ``eps`` defaults
+    to the machine epsilon of the computing dtype (half types compute in float32, as in PyTorch)."""
+    axes = _last_axes(input, normalized_shape, weight)
+    x = _float32_if_half(input)
+    if eps is None:
+        eps = mx.finfo(x.dtype).eps
+    y = _affine(x * rsqrt(square(x).mean(axes, keepdim=True) + eps), weight, None)
+    return y.to(input.dtype) if y.dtype != input.dtype else y
+
+
+# ---------------------------------------------------------------------------------------------------- batch, instance
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each channel (dim 1) of (N, C, *) ``input``. Training: with the batch's statistics, and the
+    running statistics (if given) move toward the batch's mean and unbiased variance by ``momentum``, in place.
+    Evaluation: with ``running_mean`` and ``running_var``."""
+    if input.ndim < 2:
+        raise ValueError(f"expected 2D or higher input (got {input.ndim}D input)")
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_features(name, t, c)
+    shape = _channel_shape(input)
+    if training:
+        size = input.shape
+        if input.numel() // c == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+        y, var, mean = _standardize(input, (0,) + tuple(range(2, input.ndim)), eps)
+        n = input.numel() // c
+        _update_running(running_mean, momentum, mean)
+        _update_running(running_var, momentum, var * (n / (n - 1)))
+    else:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+        y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    return _affine(y, weight, bias, shape)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
+                  momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
+    """Normalize each (sample, channel) of (N, C, *) ``input`` over its spatial dims. Running statistics (per
+    channel) move toward the batch average of the instance means and unbiased variances; with
+    ``use_input_stats=False`` they are used instead of the input's."""
+    c = input.shape[1]
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        _check_features(name, t, c)
+    shape = _channel_shape(input)
+    if use_input_stats:
+        n = input.numel() // (input.shape[0] * c) if input.numel() else 0
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+        y, var, mean = _standardize(input, tuple(range(2, input.ndim)), eps)
+        _update_running(running_mean, momentum, mean.mean(0))
+        _update_running(running_var, momentum, (var * (n / (n - 1))).mean(0))
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
+    return _affine(y, weight, bias, shape)
+
+
+# ---------------------------------------------------------------------------------------------------- group
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
+    """Split the C channels of (N, C, *) ``input`` into ``num_groups`` groups and normalize each (sample, group);
+    ``weight`` and ``bias`` are per channel."""
+    if input.ndim < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
+    n, c = input.shape[:2]
+    if num_groups <= 0 or c % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {list(input.shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.ndim != 1 or t.numel() != c):
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                               f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
+    grouped = input.reshape(n, num_groups, -1)
+    y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
+    return _affine(y, weight, bias, _channel_shape(input))
+
+
+# ---------------------------------------------------------------------------------------------------- normalize, lrn
+def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """``input / max(||input||_p, eps)`` along ``dim``."""
+    return input / norm(input, p, dim, keepdim=True).clamp_min(eps)
+
+
+def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
+    """``input / (k + alpha * mean of input**2 over a window of size channels) ** beta``; the window is centred on
+    each channel and zero-padded at the edges (PyTorch's average always divides by ``size``)."""
+    if input.ndim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
+    if input.numel() == 0:
+        return input
+    c = input.shape[1]
+    sq = square(input)
+
+    def zeros(width):
+        return _wrap(mx.zeros((input.shape[0], width) + tuple(input.shape[2:]), sq.dtype))
+
+    padded = cat([t for t in (zeros(size // 2), sq, zeros((size - 1) // 2)) if t.shape[1]], 1)
+    window = padded.narrow(1, 0, c)
+    for start in range(1, size):  # a loop over the window's offsets, not over elements
+        window = window + padded.narrow(1, start, c)
+    return input / (window * (alpha / size) + k) ** beta
