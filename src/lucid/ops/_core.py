@@ -183,21 +183,33 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
     save_args = cls.save_args
 
     def op(*args, **kwargs):
-        # one pass over the arguments: unwrap Tensors and, when recording, collect the edges
-        recording = _state.grad
+        st = _new(Storage)
+        st.version = 0
+        out = _new(Tensor)
+        out._st = st
+        out._nr = 0
+        out._grad = out._accum = out._extra = None
+        out._rg = False
+        out._fn = None
+        if not _state.grad:  # no recording: unwrap, call MLX, wrap
+            st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            if _state.inference:
+                out._ex().inference = True
+            return out
+        # recording: one pass over the arguments unwraps Tensors and collects the edges
         arrays = []
         edges = []
         rg = inference = False
         versions = None
         for a in args:
             if isinstance(a, Tensor):
-                st = a._st
-                arrays.append(st.data)
-                if st.version and save_args and versions is None:  # rare: an input was written in place
+                ast = a._st
+                arrays.append(ast.data)
+                if ast.version and save_args and versions is None:  # rare: an input was written in place
                     versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
-                if a._extra is not None and a._extra.inference and save_args and recording:
+                if a._extra is not None and a._extra.inference and save_args:
                     inference = True
-                if a._rg and recording:
+                if a._rg:
                     rg = True
                     fn = a._fn
                     if fn is None:
@@ -212,23 +224,12 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
             edges.append(None)
         if inference and rg:
             _inference_error()
-        st = _new(Storage)
         st.data = fwd(*arrays, **kwargs)
-        st.version = 0
-        out = _new(Tensor)
-        out._st = st
-        out._nr = 0
-        out._grad = out._accum = out._extra = None
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
             if _anomaly["enabled"]:
                 record_trace(out._fn)
-        else:
-            out._rg = False
-            out._fn = None
-            if _state.inference:
-                out._ex().inference = True
         return out
 
     op.__name__ = op.__qualname__ = name
