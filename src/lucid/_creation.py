@@ -174,7 +174,9 @@ seed = manual_seed
 
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Uniform on [0, 1)."""
-    return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=d, key=next_key()), size, dtype, device, requires_grad)
+    # MLX's uniform sampler has no float64 kernel: draw float32 and cast
+    return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=mx.float32 if d == mx.float64 else d,
+                                                   key=next_key()).astype(d), size, dtype, device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:

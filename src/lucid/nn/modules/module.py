@@ -1,0 +1,793 @@
+"""Module: the base class of every layer, with PyTorch's registration, traversal, state_dict and hook semantics.
+
+Attributes that are Parameters, Modules or buffers live in the ``_parameters``, ``_modules`` and ``_buffers`` dicts
+(``__setattr__`` puts them there, ``__getattr__`` finds them), which is what gives ``named_parameters()`` and
+``state_dict()`` PyTorch's key names and order. Two deliberate differences from PyTorch:
+
+- ``load_state_dict`` validates every key and shape first and copies only when nothing is wrong, so a failed load
+  leaves the module untouched (PyTorch copies what it can before raising). Values may be lucid Tensors, numpy
+  arrays, or anything ``lucid.tensor`` accepts, so a PyTorch state_dict converted with ``.numpy()`` loads.
+- Shapes in error messages print as lists (``[3, 2]``), not as ``torch.Size([3, 2])``.
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+from collections import OrderedDict, namedtuple
+from typing import Any, Callable, Iterator
+
+import mlx.core as mx
+
+from ... import _dtype
+from ..._tensor import Tensor
+from ...autograd import grad_mode as gm
+from ...autograd.function import Function
+from ...autograd.graph import RemovableHandle, add_hook
+from ..parameter import Buffer, Parameter
+
+_EXTRA_STATE_KEY_SUFFIX = "_extra_state"
+
+
+def _typename(obj) -> str:
+    if isinstance(obj, Tensor):
+        return "lucid." + type(obj).__name__
+    module = type(obj).__module__
+    name = type(obj).__qualname__
+    return name if module in (None, "builtins") else module + "." + name
+
+
+def _addindent(s: str, num_spaces: int) -> str:
+    lines = s.split("\n")
+    if len(lines) == 1:
+        return s
+    first = lines.pop(0)
+    return first + "\n" + "\n".join(num_spaces * " " + line for line in lines)
+
+
+class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
+    def __repr__(self):
+        if not self.missing_keys and not self.unexpected_keys:
+            return "<All keys matched successfully>"
+        return super().__repr__()
+
+    __str__ = __repr__
+
+
+def _as_tensor(value) -> Tensor | None:
+    """A checkpoint value as a lucid Tensor (lucid Tensor, numpy array, mx.array, PyTorch tensor, nested lists,
+    numbers); None when it is not array-like."""
+    if isinstance(value, Tensor):
+        return value
+    if hasattr(value, "detach") and hasattr(value, "numpy"):  # a PyTorch tensor (numpy has no bfloat16)
+        value = value.detach().cpu()
+        value = value.float().numpy() if str(value.dtype) == "torch.bfloat16" else value.numpy()
+    if isinstance(value, (str, bytes, dict)) or value is None:
+        return None
+    from ..._creation import tensor
+    try:
+        return tensor(value)
+    except Exception:  # noqa: BLE001  (anything lucid.tensor refuses is "not tensor-like")
+        return None
+
+
+# ---------------------------------------------------------------------------------------------------- backward hooks
+class _BackwardHookState:
+    """One module call's full backward hooks: the output stage records grad_output, the input stage (or the output
+    stage, when no input requires grad) calls the hooks with (module, grad_input, grad_output)."""
+
+    def __init__(self, module, hooks, pre_hooks):
+        self.module = module
+        self.hooks = hooks
+        self.pre_hooks = pre_hooks
+        self.n_inputs = 0
+        self.inputs_recorded = False
+        self.grad_output = None
+
+    def on_grad_output(self, grads: tuple) -> tuple:
+        for hook in self.pre_hooks:
+            result = hook(self.module, grads)
+            if result is not None:
+                grads = _check_hook_result(result, grads, "backward pre hook")
+        self.grad_output = grads
+        if not self.inputs_recorded:
+            warnings.warn("Full backward hook is firing when gradients are computed with respect to module outputs "
+                          "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
+                          "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
+                          stacklevel=5)
+            self.run_hooks((None,) * self.n_inputs)
+        return grads
+
+    def run_hooks(self, grad_input: tuple) -> tuple:
+        for hook in self.hooks:
+            result = hook(self.module, grad_input, self.grad_output)
+            if result is not None:
+                grad_input = _check_hook_result(result, grad_input, "backward hook")
+        return grad_input
+
+
+def _check_hook_result(result, grads: tuple, what: str) -> tuple:
+    result = tuple(result) if isinstance(result, (tuple, list)) else (result,)
+    if len(result) != len(grads):
+        raise RuntimeError(f"{what} returned an invalid number of grad_input, got {len(result)}, but expected "
+                           f"{len(grads)}")
+    return result
+
+
+class _BackwardHookFn(Function):
+    """Identity on a module's input or output tensors; its backward is where the module's backward hooks run."""
+
+    @staticmethod
+    def forward(ctx, state, stage, *tensors):
+        ctx.state, ctx.stage = state, stage  # grads stay materialized: an unused output's grad is zeros
+        ctx.mark_non_differentiable(*[t for t in tensors if not t.requires_grad])
+        return tensors
+
+    @staticmethod
+    def backward(ctx, *grads):
+        if ctx.stage == "output":
+            grads = ctx.state.on_grad_output(grads)
+        else:
+            grads = ctx.state.run_hooks(grads)
+        return (None, None) + tuple(grads)
+
+
+def _wrap_tensors(value, state, stage):
+    """Pass the Tensors in ``value`` (a Tensor or a tuple/list holding some) through one _BackwardHookFn node."""
+    items = [value] if isinstance(value, Tensor) else list(value) if isinstance(value, (tuple, list)) else []
+    positions = [i for i, v in enumerate(items) if isinstance(v, Tensor)]
+    if stage == "input":
+        state.n_inputs = len(positions)
+    if not positions:
+        return value
+    tensors = [items[i] for i in positions]
+    outs = _BackwardHookFn.apply(state, stage, *tensors)
+    if stage == "input":
+        state.inputs_recorded = any(t.requires_grad for t in tensors) and gm.state.grad
+    for i, o in zip(positions, outs):
+        items[i] = o
+    if isinstance(value, Tensor):
+        return items[0]
+    return type(value)(items) if not hasattr(value, "_fields") else type(value)(*items)
+
+
+# ---------------------------------------------------------------------------------------------------- Module
+class Module:
+    """Base class for all neural-network modules (PyTorch's ``torch.nn.Module``).
+
+    Subclasses call ``super().__init__()`` first, assign Parameters, buffers and sub-modules as attributes, and
+    define ``forward``; calling the module runs its hooks around ``forward``."""
+
+    _version: int = 1
+    training: bool
+
+    def __init__(self, *args, **kwargs):
+        if kwargs:
+            raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        if args:
+            raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
+                            "were given")
+        setattr_ = super().__setattr__
+        setattr_("training", True)
+        setattr_("_parameters", {})
+        setattr_("_buffers", {})
+        setattr_("_non_persistent_buffers_set", set())
+        setattr_("_modules", {})
+        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
+                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
+                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
+                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+            setattr_(name, OrderedDict())
+
+    def forward(self, *args, **kwargs):
+        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+
+    # ------------------------------------------------------------------------------------------------ registration
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
+        """Add a tensor that is state but not a parameter (BatchNorm's running_mean); non-persistent buffers stay
+        out of ``state_dict``."""
+        if "_buffers" not in self.__dict__:
+            raise AttributeError("cannot assign buffer before Module.__init__() call")
+        self._check_name(name, "buffer", self._buffers)
+        if tensor is not None and not isinstance(tensor, Tensor):
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (lucid Tensor or None "
+                            "required)")
+        self._buffers[name] = tensor
+        if persistent:
+            self._non_persistent_buffers_set.discard(name)
+        else:
+            self._non_persistent_buffers_set.add(name)
+
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
+        if "_parameters" not in self.__dict__:
+            raise AttributeError("cannot assign parameter before Module.__init__() call")
+        self._check_name(name, "parameter", self._parameters)
+        if param is None:
+            self._parameters[name] = None
+        elif not isinstance(param, Parameter):
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (lucid.nn.Parameter or "
+                            "None required)")
+        elif param.grad_fn is not None:
+            raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be created "
+                             f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
+                             "the forward() method.")
+        else:
+            self._parameters[name] = param
+
+    def _check_name(self, name, kind: str, own: dict) -> None:
+        if not isinstance(name, str):
+            raise TypeError(f"{kind} name should be a string. Got {_typename(name)}")
+        if "." in name:
+            raise KeyError(f"{kind} name can't contain \".\"")
+        if name == "":
+            raise KeyError(f"{kind} name can't be empty string \"\"")
+        if hasattr(self, name) and name not in own:
+            raise KeyError(f"attribute '{name}' already exists")
+
+    def add_module(self, name: str, module: "Module | None") -> None:
+        if not isinstance(module, Module) and module is not None:
+            raise TypeError(f"{_typename(module)} is not a Module subclass")
+        if not isinstance(name, str):
+            raise TypeError(f"module name should be a string. Got {_typename(name)}")
+        if hasattr(self, name) and name not in self._modules:
+            raise KeyError(f"attribute '{name}' already exists")
+        if "." in name:
+            raise KeyError(f"module name can't contain \".\", got: {name}")
+        if name == "":
+            raise KeyError("module name can't be empty string \"\"")
+        self._modules[name] = module
+
+    register_module = add_module
+
+    def get_submodule(self, target: str) -> "Module":
+        if target == "":
+            return self
+        mod = self
+        for item in target.split("."):
+            if not hasattr(mod, item):
+                raise AttributeError(mod._get_name() + " has no attribute `" + item + "`")
+            mod = getattr(mod, item)
+            if not isinstance(mod, Module):
+                raise AttributeError("`" + item + "` is not an nn.Module")
+        return mod
+
+    def get_parameter(self, target: str) -> Parameter:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        param = getattr(mod, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError("`" + name + "` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        module_path, _, name = target.rpartition(".")
+        mod = self.get_submodule(module_path)
+        if not hasattr(mod, name):
+            raise AttributeError(mod._get_name() + " has no attribute `" + name + "`")
+        if name not in mod._buffers:
+            raise AttributeError("`" + name + "` is not a buffer")
+        return getattr(mod, name)
+
+    def __getattr__(self, name: str) -> Any:
+        d = self.__dict__
+        for store in ("_parameters", "_buffers", "_modules"):
+            members = d.get(store)
+            if members is not None and name in members:
+                return members[name]
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        d = self.__dict__
+        params = d.get("_parameters")
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._forget(name, "_parameters")
+            self.register_parameter(name, value)
+            return
+        if params is not None and name in params:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (lucid.nn.Parameter or "
+                                "None expected)")
+            self.register_parameter(name, value)
+            return
+        modules = d.get("_modules")
+        if isinstance(value, Module):
+            if modules is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._forget(name, "_modules")
+            modules[name] = value
+            return
+        if modules is not None and name in modules:
+            if value is not None:
+                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (lucid.nn.Module or "
+                                "None expected)")
+            modules[name] = value
+            return
+        buffers = d.get("_buffers")
+        if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+            if value is not None and not isinstance(value, Tensor):
+                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (lucid.nn.Buffer, "
+                                "lucid.Tensor or None expected)")
+            if buffers is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            persistent = value.persistent if isinstance(value, Buffer) else \
+                name not in self._non_persistent_buffers_set
+            if isinstance(value, Buffer):
+                self._forget(name, "_buffers")
+            self.register_buffer(name, value, persistent)
+            return
+        object.__setattr__(self, name, value)
+
+    def _forget(self, name: str, keep: str) -> None:
+        """Remove ``name`` from every store but ``keep`` (an attribute changes kind)."""
+        d = self.__dict__
+        d.pop(name, None)
+        for store in ("_parameters", "_buffers", "_modules"):
+            if store != keep:
+                d[store].pop(name, None)
+        if keep != "_buffers":
+            self._non_persistent_buffers_set.discard(name)
+
+    def __delattr__(self, name: str) -> None:
+        if name in self._parameters:
+            del self._parameters[name]
+        elif name in self._buffers:
+            del self._buffers[name]
+            self._non_persistent_buffers_set.discard(name)
+        elif name in self._modules:
+            del self._modules[name]
+        else:
+            super().__delattr__(name)
+
+    def __dir__(self):
+        keys = list(super().__dir__()) + list(self._parameters) + list(self._modules) + list(self._buffers)
+        return sorted(k for k in set(keys) if not k[0].isdigit())
+
+    # ------------------------------------------------------------------------------------------------ traversal
+    def _named_members(self, get_members, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True):
+        seen = set()  # ids: Tensor.__eq__ is elementwise, so tensors are never compared
+        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else \
+            [(prefix, self)]
+        for module_prefix, module in modules:
+            for k, v in get_members(module):
+                if v is None or id(v) in seen:
+                    continue
+                if remove_duplicate:
+                    seen.add(id(v))
+                yield module_prefix + ("." if module_prefix else "") + k, v
+
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
+        for _, param in self.named_parameters(recurse=recurse):
+            yield param
+
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
+        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
+        for _, buf in self.named_buffers(recurse=recurse):
+            yield buf
+
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
+        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+
+    def children(self) -> Iterator["Module"]:
+        for _, module in self.named_children():
+            yield module
+
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        seen = set()
+        for name, module in self._modules.items():
+            if module is not None and module not in seen:
+                seen.add(module)
+                yield name, module
+
+    def modules(self) -> Iterator["Module"]:
+        for _, module in self.named_modules():
+            yield module
+
+    def named_modules(self, memo: set | None = None, prefix: str = "", remove_duplicate: bool = True):
+        if memo is None:
+            memo = set()
+        if self in memo:
+            return
+        if remove_duplicate:
+            memo.add(self)
+        yield prefix, self
+        for name, module in self._modules.items():
+            if module is None:
+                continue
+            yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+
+    # ------------------------------------------------------------------------------------------------ modes, grads
+    def train(self, mode: bool = True) -> "Module":
+        if not isinstance(mode, bool):
+            raise ValueError("training mode is expected to be boolean")
+        self.training = mode
+        for module in self.children():
+            module.train(mode)
+        return self
+
+    def eval(self) -> "Module":
+        return self.train(False)
+
+    def requires_grad_(self, requires_grad: bool = True) -> "Module":
+        for p in self.parameters():
+            p.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.parameters():
+            g = p._grad
+            if g is None:
+                continue
+            if set_to_none:
+                p._grad = None
+                continue
+            if g.grad_fn is not None:
+                g.detach_()
+            else:
+                g.requires_grad_(False)
+            with gm.no_grad():
+                g.zero_()
+
+    # ------------------------------------------------------------------------------------------------ conversion
+    def _apply(self, fn: Callable[[Tensor], Tensor], recurse: bool = True) -> "Module":
+        """Convert every parameter and buffer with ``fn``. Parameters keep their identity (their data is
+        replaced), so optimizers holding them stay valid; buffers are replaced."""
+        if recurse:
+            for module in self.children():
+                module._apply(fn)
+        with gm.no_grad():
+            for param in self._parameters.values():
+                if param is None:
+                    continue
+                new = fn(param)
+                if new is not param:
+                    param.data = new
+                g = param._grad
+                if g is not None:
+                    new_g = fn(g)
+                    if new_g is not g:
+                        g.data = new_g
+            for key, buf in self._buffers.items():
+                if buf is not None:
+                    self._buffers[key] = fn(buf)
+        return self
+
+    def apply(self, fn: Callable[["Module"], None]) -> "Module":
+        for module in self.children():
+            module.apply(fn)
+        fn(self)
+        return self
+
+    def to(self, *args, **kwargs) -> "Module":
+        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating and complex parameters and
+        buffers take the dtype; integer buffers keep theirs."""
+        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
+        kwargs.pop("non_blocking", None)
+        if kwargs:
+            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
+        for a in args:
+            if isinstance(a, Tensor):
+                dtype = a.dtype
+            elif isinstance(a, mx.Dtype):
+                dtype = a
+            else:
+                device = a
+        if dtype is not None and not (_dtype.is_floating(dtype) or _dtype.is_complex(dtype)):
+            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                            f"dtype=lucid.{_dtype.dtype_name(dtype)}")
+        if device is not None:
+            _dtype.check_device(device, dtype or mx.float32)
+
+        def convert(t: Tensor) -> Tensor:
+            if dtype is not None and (t.is_floating_point() or t.is_complex()):
+                return t.to(dtype)
+            return t
+
+        return self._apply(convert)
+
+    def _cast_floating(self, dtype) -> "Module":
+        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
+
+    def float(self) -> "Module":
+        return self._cast_floating(mx.float32)
+
+    def double(self) -> "Module":
+        return self._cast_floating(mx.float64)
+
+    def half(self) -> "Module":
+        return self._cast_floating(mx.float16)
+
+    def bfloat16(self) -> "Module":
+        return self._cast_floating(mx.bfloat16)
+
+    def type(self, dst_type) -> "Module":
+        return self._apply(lambda t: t.to(dst_type))
+
+    def cpu(self) -> "Module":
+        return self
+
+    # ------------------------------------------------------------------------------------------------ state_dict
+    def get_extra_state(self) -> Any:
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+
+    def set_extra_state(self, state: Any) -> None:
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+
+    def _save_to_state_dict(self, destination: dict, prefix: str, keep_vars: bool) -> None:
+        for name, param in self._parameters.items():
+            if param is not None:
+                destination[prefix + name] = param if keep_vars else param.detach()
+        for name, buf in self._buffers.items():
+            if buf is not None and name not in self._non_persistent_buffers_set:
+                destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + _EXTRA_STATE_KEY_SUFFIX] = self.get_extra_state()
+
+    def state_dict(self, *args, destination=None, prefix: str = "", keep_vars: bool = False):
+        """An OrderedDict of the persistent state (parameters and buffers, detached unless ``keep_vars``), keyed as
+        in PyTorch ("0.weight", "bn.running_mean")."""
+        if args:  # the deprecated positional form state_dict(destination, prefix, keep_vars)
+            destination, prefix, keep_vars = (list(args) + [destination, prefix, keep_vars][len(args):])[:3]
+        if destination is None:
+            destination = OrderedDict()
+            destination._metadata = OrderedDict()
+        local_metadata = dict(version=self._version)
+        if hasattr(destination, "_metadata"):
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
+        self._save_to_state_dict(destination, prefix, keep_vars)
+        for name, module in self._modules.items():
+            if module is not None:
+                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if result is not None:
+                destination = result
+        return destination
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        """Check this module's own entries of ``state_dict``; layers override it to adapt old checkpoints (and call
+        super). The copies are queued in ``local_metadata["pending"]`` and made by ``load_state_dict`` once the
+        whole state_dict has been checked."""
+        for hook in self._load_state_dict_pre_hooks.values():
+            hook(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+        persistent_buffers = {k: v for k, v in self._buffers.items() if k not in self._non_persistent_buffers_set}
+        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), persistent_buffers.items())
+                       if v is not None}
+        pending = local_metadata.setdefault("pending", [])
+        for name, param in local_state.items():
+            key = prefix + name
+            if key not in state_dict:
+                if strict:
+                    missing_keys.append(key)
+                continue
+            value = state_dict[key]
+            input_param = _as_tensor(value)
+            if input_param is None:
+                error_msgs.append(f'While copying the parameter named "{key}", expected lucid.Tensor or Tensor-like '
+                                  f"object from checkpoint but received {type(value)}")
+                continue
+            if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
+                input_param = input_param.reshape(())
+            if tuple(input_param.shape) != tuple(param.shape):
+                error_msgs.append(f"size mismatch for {key}: copying a param with shape {list(input_param.shape)} "
+                                  "from checkpoint, the shape in current model is "
+                                  f"{list(param.shape)}.")
+                continue
+            if input_param.is_complex() and not param.is_complex():
+                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
+                                  f"{list(param.shape)} and whose dimensions in the checkpoint are "
+                                  f"{list(input_param.shape)}, an exception occurred : ('cannot copy a complex "
+                                  f"value into a real tensor',).")
+                continue
+            pending.append((self, name, param, input_param))
+        extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                pending.append((self, None, None, state_dict[extra_key]))
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
+        if strict:
+            for key in state_dict.keys():
+                if key.startswith(prefix) and key != extra_key:
+                    input_name = key[len(prefix):].split(".", 1)
+                    if len(input_name) > 1:
+                        if input_name[0] not in self._modules:
+                            unexpected_keys.append(key)
+                    elif input_name[0] not in local_state:
+                        unexpected_keys.append(key)
+
+    def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
+        """Copy ``state_dict`` into this module's parameters and buffers (in place: Parameter objects are kept,
+        unless ``assign=True``, which makes the checkpoint's tensors the new parameters). Returns
+        ``(missing_keys, unexpected_keys)``; with ``strict`` any of those is an error. On any error nothing is
+        changed."""
+        from collections.abc import Mapping
+        if not isinstance(state_dict, Mapping):
+            raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
+        missing_keys, unexpected_keys, error_msgs, pending = [], [], [], []
+        metadata = getattr(state_dict, "_metadata", None)
+        state_dict = OrderedDict(state_dict)
+
+        def check(module: Module, local_state_dict, prefix: str = ""):
+            local_metadata = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
+            local_metadata["pending"] = pending
+            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
+                                         unexpected_keys, error_msgs)
+            for name, child in module._modules.items():
+                if child is not None:
+                    child_prefix = prefix + name + "."
+                    check(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                          child_prefix)
+
+        check(self, state_dict)
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
+        with gm.no_grad():
+            for module, name, param, value in pending:
+                if name is None:
+                    module.set_extra_state(value)
+                elif assign:
+                    if isinstance(param, Parameter) and not isinstance(value, Parameter):
+                        value = Parameter(value, requires_grad=param.requires_grad)
+                    elif isinstance(param, Parameter):
+                        value.requires_grad_(param.requires_grad)
+                    setattr(module, name, value)
+                else:
+                    param.copy_(value)
+        result = _IncompatibleKeys(missing_keys, unexpected_keys)
+        for module in self.modules():
+            for hook in module._load_state_dict_post_hooks.values():
+                hook(module, result)
+        return result
+
+    def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, prefix, keep_vars)`` before the module saves its state."""
+        return add_hook(self._state_dict_pre_hooks, hook)
+
+    def register_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata)`` after; it may edit ``state_dict`` in place."""
+        return add_hook(self._state_dict_hooks, hook)
+
+    _register_state_dict_hook = register_state_dict_post_hook
+
+    def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
+        before the module checks its entries; it may edit ``state_dict`` (a copy) in place."""
+        return add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
+        """``hook(module, incompatible_keys)`` after a successful load."""
+        return add_hook(self._load_state_dict_post_hooks, hook)
+
+    # ------------------------------------------------------------------------------------------------ hooks, call
+    def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
+        """``hook(module, args) -> None | new args`` (or ``hook(module, args, kwargs) -> None | (args, kwargs)``
+        with ``with_kwargs``) before ``forward``."""
+        handle = add_hook(self._forward_pre_hooks, hook)
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle._key] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle._key, last=False)
+        return handle
+
+    def register_forward_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
+        """``hook(module, args, output) -> None | new output`` (``hook(module, args, kwargs, output)`` with
+        ``with_kwargs``) after ``forward``; ``always_call`` runs it even when ``forward`` raises."""
+        handle = add_hook(self._forward_hooks, hook)
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle._key] = True
+        if always_call:
+            self._forward_hooks_always_called[handle._key] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle._key, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_input, grad_output) -> None | new grad_input`` once the gradients with respect to
+        the module's tensor inputs are computed (grad_input holds None for inputs that need no gradient)."""
+        handle = add_hook(self._backward_hooks, hook)
+        if prepend:
+            self._backward_hooks.move_to_end(handle._key, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(module, grad_output) -> None | new grad_output`` when the gradients of the module's outputs are
+        known, before the gradients of its inputs are computed."""
+        handle = add_hook(self._backward_pre_hooks, hook)
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle._key, last=False)
+        return handle
+
+    def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict):
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in self._forward_pre_hooks_with_kwargs:
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
+                                           f"but got {result}.")
+                    args, kwargs = result
+            else:
+                result = hook(self, args)
+                if result is not None:
+                    args = result if isinstance(result, tuple) else (result,)
+        state = None
+        if (self._backward_hooks or self._backward_pre_hooks) and gm.state.grad:
+            state = _BackwardHookState(self, list(self._backward_hooks.values()),
+                                       list(self._backward_pre_hooks.values()))
+            args = _wrap_tensors(args, state, "input")
+        called = set()
+        try:
+            output = self.forward(*args, **kwargs)
+            for key, hook in list(self._forward_hooks.items()):
+                called.add(key)
+                if key in self._forward_hooks_with_kwargs:
+                    result = hook(self, args, kwargs, output)
+                else:
+                    result = hook(self, args, output)
+                if result is not None:
+                    output = result
+        except Exception:
+            for key, hook in list(self._forward_hooks.items()):
+                if key in self._forward_hooks_always_called and key not in called:
+                    try:
+                        if key in self._forward_hooks_with_kwargs:
+                            hook(self, args, kwargs, None)
+                        else:
+                            hook(self, args, None)
+                    except Exception:  # noqa: BLE001  (PyTorch warns and re-raises the forward's error)
+                        pass
+            raise
+        if state is not None:
+            output = _wrap_tensors(output, state, "output")
+        return output
+
+    # ------------------------------------------------------------------------------------------------ repr
+    def _get_name(self) -> str:
+        return type(self).__name__
+
+    def extra_repr(self) -> str:
+        """The text between the parentheses of this module's repr (layers override it)."""
+        return ""
+
+    def __repr__(self) -> str:
+        extra = self.extra_repr()
+        extra_lines = extra.split("\n") if extra else []
+        child_lines = ["(" + key + "): " + _addindent(repr(module), 2) for key, module in self._modules.items()]
+        lines = extra_lines + child_lines
+        main = self._get_name() + "("
+        if lines:
+            if len(extra_lines) == 1 and not child_lines:
+                main += extra_lines[0]
+            else:
+                main += "\n  " + "\n  ".join(lines) + "\n"
+        return main + ")"
+
+
+__all__ = ["Module"]
