@@ -1,5 +1,6 @@
 """Indexing: ``x[key]`` and ``x[key] = value`` with PyTorch's rules, plus nonzero, index_select, index_put,
-masked_fill and masked_select.
+masked_fill, masked_select and the gather family (gather, scatter, scatter_add, index_add, index_copy, index_fill,
+take, take_along_dim, with the in-place ``_`` forms).
 
 PyTorch reads a key in two steps, and so does lucid:
 1. the basic part — ints (and 0-d integer tensors), slices with positive steps, None, Ellipsis — taken as one view
@@ -9,11 +10,13 @@ PyTorch reads a key in two steps, and so does lucid:
    are adjacent, else first) is PyTorch's, and MLX implements it.
 The gradient of a gather is a scatter-add (repeated indices accumulate), itself a lucid op whose gradient is a
 gather, so higher derivatives work. Boolean masks are the one place that reads values: their indices (the output's
-shape) depend on them, and MLX has no nonzero.
+shape) depend on them, and MLX has no nonzero. Index tensors are never read for bounds checks (see the gather
+family below).
 """
 from __future__ import annotations
 
-__all__ = ["nonzero", "argwhere", "index_select", "index_put", "masked_fill", "masked_select"]
+__all__ = ["nonzero", "argwhere", "index_select", "index_put", "masked_fill", "masked_select", "gather", "scatter",
+           "scatter_add", "index_add", "index_copy", "index_fill", "take", "take_along_dim"]
 
 import operator
 import warnings
@@ -21,6 +24,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .._dtype import dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from ._core import data, defop, methods
 from .elementwise import where
@@ -43,13 +47,23 @@ def _gather_part(g, ans, base, v, key):
     return _index(g, key)
 
 
+def _passed_part(g, ans, base, v, key):
+    return g
+
+
+def _cleared_part(g, ans, base, v, key):
+    return _index_put(g, 0, key)
+
+
+# the gradients of "add v at key" and of "write v at key": base's gradient passes (or is zero where written: with
+# repeated indices every copy of v's element gets the gradient of that position, as in PyTorch), v's is gathered
+_ADD_VJPS = (_passed_part, _gather_part)
+_PUT_VJPS = (_cleared_part, _gather_part)
+
 _index = defop("index", _take, vjp=_index_vjp, save=None)
 _index_select = defop("index_select", _take, vjp=_index_vjp, save=None)
-_index_add = defop("index_put", _add_at, save=None, vjp=(lambda g, ans, base, v, key: g, _gather_part))
-# written positions of base get no gradient; with repeated indices every copy of v's element gets the gradient of
-# that position (as in PyTorch)
-_index_put = defop("index_put", _put, save=None,
-                   vjp=(lambda g, ans, base, v, key: _index_put(g, 0, key), _gather_part))
+_index_add = defop("index_put", _add_at, vjp=_ADD_VJPS, save=None)
+_index_put = defop("index_put", _put, vjp=_PUT_VJPS, save=None)
 
 
 # ---------------------------------------------------------------------------------------------------- reading keys
@@ -75,11 +89,16 @@ def _mask_indices(mask: np.ndarray, shape: tuple, d: int) -> list:
 
 def _host_index(a: np.ndarray, size: int, d: int) -> mx.array:
     """An index array given on the host (list, numpy): bounds are checked for free here."""
-    if a.size:
-        bad = a[(a >= size) | (a < -size)]
-        if bad.size:
-            raise IndexError(f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {size}")
+    bad = _first_outside(a, -size, size)
+    if bad is not None:
+        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
     return mx.array(a.astype(np.int64))
+
+
+def _first_outside(a: np.ndarray, lo: int, hi: int):
+    """The first value of a host index array outside [lo, hi), or None."""
+    bad = a[(a < lo) | (a >= hi)] if a.size else a
+    return int(bad.flat[0]) if bad.size else None
 
 
 def _norm_slice(s: slice, size: int) -> slice:
@@ -339,7 +358,350 @@ def masked_select(input, mask) -> Tensor:
     return _getitem(x, np.broadcast_to(mask._to_numpy().astype(bool), shape))
 
 
-methods(nonzero, argwhere, index_select, index_put, masked_fill, masked_select)
+# ---------------------------------------------------------------------------------------------------- gather family
+# gather, scatter and scatter_add read or write one element along a dim per entry of an index tensor: MLX's
+# take_along_axis / put_along_axis and its scatter-add along an axis (the VJP of take_along_axis: MLX has no Python
+# name for it), which are several times faster than a general scatter with an index array per dim. The ops pair up
+# as x[key] does above: a read's gradient is a scatter-add into zeros, a write gives the written positions of the
+# input no gradient and gathers the values', an add passes the input's gradient and gathers the values'.
+# index_add, index_copy, index_fill and take are the _add_at / _put / _take ops under PyTorch's node names.
+# Bounds: indices given as lists or numpy arrays are checked (the values are on the host: free); index tensors are
+# not, as that would read their values (a sync). MLX does not check them either: an out-of-range index tensor gives
+# unspecified values in a read and can corrupt memory in a write.
+def _part_key(shape: tuple, ishape: tuple, d: int):
+    """The basic key of the part of an input of ``shape`` that an index of ``ishape`` along ``d`` covers (PyTorch
+    lets the index be smaller in the other dims), or None when that is all of it."""
+    if all(i == s or e == d for e, (i, s) in enumerate(zip(ishape, shape))):
+        return None
+    return tuple(_FULL if e == d else slice(0, i) for e, i in enumerate(ishape))
+
+
+def _along(write):
+    """An along-axis write ``write(part, v, idx, d)`` applied to the covered part of ``base``."""
+    def fwd(base, v, idx, d):
+        v = v.astype(base.dtype) if isinstance(v, mx.array) else mx.array(v, base.dtype)
+        key = _part_key(base.shape, idx.shape, d)
+        if key is None:
+            return write(base, v, idx, d)
+        out = mx.array(base)
+        out[key] = write(base[key], v, idx, d)
+        return out
+    return fwd
+
+
+def _take_along(a, idx, d):
+    key = _part_key(a.shape, idx.shape, d)
+    return mx.take_along_axis(a if key is None else a[key], idx, d)
+
+
+def _add_along(part, v, idx, d):
+    v = mx.broadcast_to(v, idx.shape)
+    _, (added,) = mx.vjp(lambda z: mx.take_along_axis(z, idx, d), [part], [v])  # only part's shape is used
+    return part + added
+
+
+def _put_along(part, v, idx, d):
+    return mx.put_along_axis(part, idx, v, d)
+
+
+def _cleared_along(g, ans, base, v, idx, d):
+    return _scatter_value(g, 0, idx, d)
+
+
+def _gathered_along(g, ans, base, v, idx, d):
+    return _gather(g, idx, d)
+
+
+_gather = defop("gather", _take_along, save=None,
+                vjp=lambda g, ans, x, idx, d: _scatter_add(zeros_for(x.shape, g), g, idx, d))
+_scatter = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=None)
+_scatter_value = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=None,
+                       node="ScatterBackward1")
+_scatter_add = defop("scatter_add", _along(_add_along), vjp=(lambda g, *_: g, _gathered_along), save=None)
+# PyTorch has no derivative for scatter(..., reduce="multiply") either; MLX has no multiply along an axis
+_scatter_mul = defop("scatter", _along(lambda part, v, idx, d: part.at[_along_key(idx, d)].multiply(v)), save=None,
+                     node="NotImplemented")
+_index_add_op = defop("index_add", _add_at, vjp=_ADD_VJPS, save=None)
+_index_copy = defop("index_copy", _put, vjp=_PUT_VJPS, save=None)
+_index_fill = defop("index_fill", _put, vjp=_PUT_VJPS, save=None)
+
+
+def _take_flat_vjp(g, ans, x, key):
+    return _index_add(zeros_for((x.numel(),), g), g, key).reshape(x.shape)
+
+
+_take_flat = defop("take", lambda a, key: a.reshape(-1)[key], vjp=_take_flat_vjp, save=None)
+
+_SCALAR_NAMES = {mx.float64: "Double", mx.float32: "Float", mx.float16: "Half", mx.bfloat16: "BFloat16",
+                 mx.int64: "Long", mx.int32: "Int", mx.int16: "Short", mx.int8: "Char", mx.uint8: "Byte",
+                 mx.bool_: "Bool"}
+
+
+def _scalar_name(dtype) -> str:
+    return _SCALAR_NAMES.get(dtype, dtype_name(dtype))
+
+
+def _index_arg(index, fn: str, dtype_error: str):
+    """An index argument as an MLX int array, plus its values when they were given on the host (list, numpy),
+    where bounds can be checked for free. ``dtype_error`` is PyTorch's message ({} is the dtype's name)."""
+    if isinstance(index, (Tensor, mx.array)):
+        a = data(index)
+        if a.dtype not in (mx.int64, mx.int32):
+            raise RuntimeError(dtype_error.format(_scalar_name(a.dtype)))
+        return a, None
+    if isinstance(index, (list, tuple, range, np.ndarray)):
+        h = np.asarray(index)
+        if h.size == 0 and h.dtype == np.float64:  # [] reads as float64
+            h = h.astype(np.int64)
+        if h.dtype.kind not in "iu":
+            raise RuntimeError(dtype_error.format(_scalar_name(from_numpy_dtype(h.dtype)) if h.dtype.kind in "fb"
+                                                  else h.dtype))
+        return mx.array(h.astype(np.int64)), h
+    raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
+
+
+def _check_bounds(host, size: int, message: str, lo: int = 0, exc=RuntimeError) -> None:
+    if host is not None:
+        bad = _first_outside(host, lo, size)
+        if bad is not None:
+            raise exc(message.format(bad))
+
+
+def _along_key(idx: mx.array, d: int) -> tuple:
+    """The advanced key that picks, for each entry of ``idx``, the element at that entry's own position in every
+    dim but ``d``, and at the entry's value along ``d`` (for the writes MLX has no along-axis form of)."""
+    n = idx.ndim
+    return tuple(idx if e == d else mx.arange(s).reshape((1,) * e + (s,) + (1,) * (n - e - 1))
+                 for e, s in enumerate(idx.shape))
+
+
+def _check_along(shape: tuple, ishape: tuple, d: int, src_shape: tuple | None = None, what: str = "input") -> None:
+    """PyTorch's shape rules for gather and scatter: index has input's number of dims and is no larger in all but
+    ``d`` (nor larger than src anywhere)."""
+    if len(ishape) != len(shape):
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
+    if src_shape is not None and len(ishape) != len(src_shape):
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
+    for e, (i, s) in enumerate(zip(ishape, shape)):
+        if src_shape is not None and (i > src_shape[e] or (e != d and i > s)):
+            raise RuntimeError(f"Expected index {list(ishape)} to be no larger than self {list(shape)} apart from "
+                               f"dimension {d} and to be no larger size than src {list(src_shape)}")
+        if e != d and i > s:
+            raise RuntimeError(f"Size does not match at dimension {e} expected index {list(ishape)} to be no larger "
+                               f"than self {list(shape)} apart from dimension {d}")
+
+
+def _same_dtype(input, src, message: str) -> None:
+    a, b = data(input).dtype, data(src).dtype
+    if a != b:
+        raise RuntimeError(message.format(_scalar_name(a), _scalar_name(b)))
+
+
+def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
+    """``out[i][j] = input[index[i][j]][j]`` for dim 0 (``input[i][index[i][j]]`` for dim 1): the element along
+    ``dim`` named by each entry of ``index``, which has input's number of dims and is no larger in the others.
+    The result has index's shape; the gradient scatter-adds into zeros (repeated indices accumulate)."""
+    idx, host = _index_arg(index, "gather", "gather(): Expected dtype int32/int64 for index")
+    if input.ndim == 0:
+        return gather(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1)).reshape(idx.shape)
+    d = wrap_dim(dim, input.ndim)
+    _check_along(input.shape, idx.shape, d)
+    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    return _gather(input, idx, d)
+
+
+def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None = None) -> Tensor:
+    """``input`` with ``out[index[i][j]][j] = src[i][j]`` for dim 0 (a copy; ``scatter_`` writes in place). ``src``
+    is a tensor at least as large as index (its leading part is used) or a number (``value``). With repeated
+    indices one of the written values wins (which is unspecified, as in PyTorch). ``reduce="add"`` adds instead
+    (as ``scatter_add``), ``reduce="multiply"`` multiplies (no gradient, as in PyTorch)."""
+    if src is None and value is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
+    if reduce not in (None, "add", "multiply"):
+        raise RuntimeError("reduce argument must be either add or multiply.")
+    idx, host = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
+    tensor_src = isinstance(src, Tensor)
+    if input.ndim == 0:
+        return scatter(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
+                       src.reshape(-1) if tensor_src else src, value,
+                       reduce=reduce).reshape(())
+    d = wrap_dim(dim, input.ndim)
+    if tensor_src:
+        if reduce is not None:
+            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
+                          "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+                          UserWarning, stacklevel=2)
+        _check_along(input.shape, idx.shape, d, src.shape, what="self")
+        _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+        v = _leading_part(src, idx.shape)
+    else:
+        _check_along(input.shape, idx.shape, d, what="self")
+        v = data(value if src is None else src)
+    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    if reduce == "add":
+        return _scatter_add(input, v, idx, d)
+    if reduce == "multiply":
+        return _scatter_mul(input, v, idx, d)
+    return (_scatter if tensor_src else _scatter_value)(input, v, idx, d)
+
+
+def _leading_part(src, shape: tuple):
+    """``src[:shape[0], :shape[1], ...]``: the part of a src tensor that an index of ``shape`` uses."""
+    if tuple(src.shape) == tuple(shape):
+        return src
+    return take_slices(src, tuple(slice(0, s) for s in shape))
+
+
+def scatter_add(input, dim: int, index, src) -> Tensor:
+    """``input`` with ``out[index[i][j]][j] += src[i][j]`` for dim 0; repeated indices add up. The gradient passes
+    to input and is gathered for src."""
+    idx, host = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
+    if input.ndim == 0:
+        return scatter_add(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
+                           src.reshape(-1)).reshape(())
+    d = wrap_dim(dim, input.ndim)
+    _check_along(input.shape, idx.shape, d, src.shape, what="self")
+    _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
+    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    return _scatter_add(input, _leading_part(src, idx.shape), idx, d)
+
+
+def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
+    """index_add's and index_copy's arguments checked (with the messages of each): ``(input, key, source,
+    scalar)``, where 0-d tensors are read as 1-d and ``scalar`` says to make the result 0-d again."""
+    idx, host = _index_arg(index, fn, dtype_error)
+    if idx.ndim > 1:
+        if fn == "index_copy_":
+            raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
+        raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
+                         f"{_scalar_name(idx.dtype)} and size: {list(idx.shape)}")
+    idx = idx.reshape(-1)
+    d = wrap_dim(dim, input.ndim)
+    scalar = input.ndim == 0
+    if scalar:
+        input = input.reshape(1)
+    if source.ndim == 0:
+        source = source.reshape(1)
+    n, shape, sshape = idx.size, tuple(input.shape), tuple(source.shape)
+    if fn == "index_copy_":
+        if len(sshape) != len(shape):
+            raise IndexError(f"index_copy_(): When source and destination are not scalars, their dimensionality "
+                             f"must match. Source dimensionality ({len(sshape)}), destination dimensionality "
+                             f"({len(shape)})")
+        if sshape[d] != n:
+            raise IndexError(f"index_copy_(): Number of indices ({n}) should be equal to source.size(dim) "
+                             f"({sshape[d]})")
+        rest, srest = shape[:d] + shape[d + 1:], sshape[:d] + sshape[d + 1:]
+        for k, (a, b) in enumerate(zip(rest, srest)):
+            if a != b:
+                raise RuntimeError(f"index_copy_(): Source/destination tensor must have same slice shapes. "
+                                   f"Destination slice shape: {a} at dimension {k} and source slice shape: {b} at "
+                                   f"dimension {k}.")
+        _same_dtype(input, source, "index_copy_(): self and source expected to have the same dtype, but got (self) "
+                                   "{} and (source) {}")
+        _check_bounds(host, shape[d], f"index_copy_(): index {{}} is out of bounds for dimension {d} with size "
+                                      f"{shape[d]}", exc=IndexError)
+    else:
+        if d < len(sshape) and sshape[d] != n:
+            raise RuntimeError(f"{fn}(): Number of indices ({n}) should be equal to source.size(dim): "
+                               f"({sshape[d]}), for dim: {d}")
+        if len(sshape) != len(shape) or any(a != b for k, (a, b) in enumerate(zip(shape, sshape)) if k != d):
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
+                               f"dimension. Got self.shape = {list(shape)} source.shape = {list(sshape)}")
+        _same_dtype(input, source, f"{fn}(): self ({{}}) and source ({{}}) must have the same scalar type")
+        _check_bounds(host, shape[d], f"index {{}} is out of bounds for dimension {d} with size {shape[d]}")
+    return input, (_FULL,) * d + (idx,), source, scalar
+
+
+def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
+    """``input`` with ``alpha * source`` added at the positions ``index`` (1-d) along ``dim``; repeated indices add
+    up. ``source`` has input's shape with ``len(index)`` along ``dim``."""
+    x, key, source, scalar = _slice_index(input, dim, index, source, "index_add_",
+                                          "index_add_(): Expected dtype int32/int64 for index but got: {}")
+    out = _index_add_op(x, source if alpha == 1 else source * alpha, key)
+    return out.reshape(()) if scalar else out
+
+
+def index_copy(input, dim: int, index, source) -> Tensor:
+    """``input`` with the slices ``index`` (1-d) along ``dim`` replaced by those of ``source`` (with repeated
+    indices one of them wins, unspecified which, as in PyTorch)."""
+    x, key, source, scalar = _slice_index(input, dim, index, source, "index_copy_",
+                                          "index_copy_(): Expected a long tensor for index, but got {}")
+    out = _index_copy(x, source, key)
+    return out.reshape(()) if scalar else out
+
+
+def index_fill(input, dim: int, index, value) -> Tensor:
+    """``input`` with the slices ``index`` (0-d or 1-d) along ``dim`` set to ``value`` (a number or a 0-d
+    tensor, which gets the summed gradient of those positions)."""
+    idx, host = _index_arg(index, "index_fill_", "index_fill_(): Expected dtype int64 for index.")
+    if idx.ndim > 1:
+        raise IndexError(f"index_fill_(): Expected a 0-d or 1-d index, but got a {idx.ndim}-d index")
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                           f"{value.ndim} dimension(s).")
+    if input.ndim == 0:
+        return index_fill(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
+                          value).reshape(())
+    d = wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    _check_bounds(host, size, f"index {{}} is out of bounds for dimension {d} with size {size}", lo=-size,
+                  exc=IndexError)
+    return _index_fill(input, value, (_FULL,) * d + (idx.reshape(-1),))
+
+
+def take(input, index) -> Tensor:
+    """The elements of ``input`` read as 1-d at ``index`` (any shape; negative indices count from the end); the
+    result has index's shape."""
+    idx, host = _index_arg(index, "take", "take(): Expected a long tensor for index, but got {}")
+    n = input.numel()
+    _check_bounds(host, n, f"out of range: tried to access index {{}} on a tensor of {n} elements.", lo=-n,
+                  exc=IndexError)
+    return _take_flat(input, (idx,))
+
+
+def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
+    """``gather`` with broadcasting: ``input`` and ``indices`` broadcast in all dims but ``dim``. Without ``dim``
+    both are read as 1-d (numpy's ``take_along_axis``)."""
+    idx, host = _index_arg(indices, "take_along_dim", "torch.take_along_dim(): dtype of indices should be Long but "
+                                                      "got {}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, idx.reshape(-1) if host is None else host.reshape(-1))
+    if input.ndim != idx.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {input.ndim} dimensions for input, and {idx.ndim} dimensions for indices")
+    d = wrap_dim(dim, input.ndim)
+    shape = list(input.shape)
+    shape[d] = idx.shape[d]
+    shape = _broadcast_shape(shape, idx.shape)
+    if tuple(shape) != idx.shape:
+        idx = mx.broadcast_to(idx, shape)
+        host = None if host is None else np.broadcast_to(host, shape)
+    shape[d] = input.shape[d]
+    x = input if tuple(input.shape) == tuple(shape) else input.expand(shape)
+    return gather(x, d, idx if host is None else host)
+
+
+def _broadcast_shape(a, b) -> list:
+    """The broadcast of two shapes of the same length, with PyTorch's error."""
+    out = []
+    for i, (x, y) in enumerate(zip(a, b)):
+        if x != y and x != 1 and y != 1:
+            raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b ({y}) at non-singleton "
+                               f"dimension {i}")
+        out.append(y if x == 1 else x)
+    return out
+
+
+methods(nonzero, argwhere, index_select, index_put, masked_fill, masked_select, gather, scatter, scatter_add,
+        index_add, index_copy, index_fill, take, take_along_dim)
 Tensor.index_put_ = lambda self, indices, values, accumulate=False: self._inplace(
     lambda old: index_put(old, indices, values, accumulate))
 Tensor.masked_fill_ = lambda self, mask, value: self._inplace(lambda old: masked_fill(old, mask, value))
+Tensor.scatter_ = lambda self, dim, index, src=None, value=None, *, reduce=None: self._inplace(
+    lambda old: scatter(old, dim, index, src, value, reduce=reduce))
+Tensor.scatter_add_ = lambda self, dim, index, src: self._inplace(lambda old: scatter_add(old, dim, index, src))
+Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: self._inplace(
+    lambda old: index_add(old, dim, index, source, alpha=alpha))
+Tensor.index_copy_ = lambda self, dim, index, source: self._inplace(lambda old: index_copy(old, dim, index, source))
+Tensor.index_fill_ = lambda self, dim, index, value: self._inplace(lambda old: index_fill(old, dim, index, value))

@@ -2,7 +2,7 @@
 cosine_similarity and pairwise_distance, with PyTorch's arguments, defaults and errors.
 
 Most are compositions of lucid ops, so their gradients of every order come from those. Two are declared ops:
-``addmm`` (linear with a bias on a matrix: one fused MLX call, AddmmBackward0 as in PyTorch) and ``embedding``, whose
+``linear`` (through linalg's fused ``addmm``: one MLX call, AddmmBackward0 as in PyTorch) and ``embedding``, whose
 backward is a scatter-add of rows (repeated indices accumulate) that honours ``padding_idx`` and
 ``scale_grad_by_freq``; that backward is itself an op whose gradient is again an embedding, so higher derivatives
 work. Random masks come from lucid's generator (``lucid.manual_seed``).
@@ -24,22 +24,12 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._core import data, defop
 from .elementwise import where
-from .linalg import _check_mm, matmul, mm
+from .linalg import _addmm, _check_mm, matmul, mm
 from .reduce import norm, softmax
 from .shape import broadcast_tensors
 
 
 # ---------------------------------------------------------------------------------------------------- linear
-def _addmm_fwd(bias, x, w):
-    return mx.addmm(bias, x, w)
-
-
-# ``w`` is the (in, out) transpose of the weight; the engine sums the bias gradient over the batch
-_addmm = defop("addmm", _addmm_fwd, vjp=(lambda g, ans, b, x, w: g,
-                                         lambda g, ans, b, x, w: mm(g, w.t()),
-                                         lambda g, ans, b, x, w: mm(x.t(), g)))
-
-
 def linear(input, weight, bias=None) -> Tensor:
     """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features) and ``input`` (*, in)."""
     w = weight.t()
@@ -49,7 +39,7 @@ def linear(input, weight, bias=None) -> Tensor:
         return out.reshape(lead + tuple(out.shape[1:]))
     if input.ndim == 2 and bias is not None and w.ndim == 2:
         _check_mm(tuple(input.shape), tuple(w.shape))
-        return _addmm(bias, input, w)
+        return _addmm(bias, input, w, 1, 1)  # linalg's fused op: one MLX addmm, AddmmBackward0
     out = matmul(input, w)
     return out if bias is None else out + bias
 
