@@ -172,16 +172,22 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
 seed = manual_seed
 
 
+def _key(generator) -> mx.array:
+    """The key for one random op: from ``generator`` (a ``lucid.Generator``) if given, else lucid's global one."""
+    return next_key() if generator is None else generator.next_key()
+
+
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Uniform on [0, 1)."""
     # MLX's uniform sampler has no float64 kernel: draw float32 and cast
     return _factory(lambda s, d: mx.random.uniform(shape=s, dtype=mx.float32 if d == mx.float64 else d,
-                                                   key=next_key()).astype(d), size, dtype, device, requires_grad)
+                                                   key=_key(generator)).astype(d), size, dtype, device, requires_grad)
 
 
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Standard normal."""
-    return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d, key=next_key()), size, dtype, device, requires_grad)
+    return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d, key=_key(generator)), size, dtype, device,
+                    requires_grad)
 
 
 def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: bool = False,
@@ -189,12 +195,14 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
-    return _factory(lambda s, d: mx.random.randint(low, high, shape=s, key=next_key()).astype(d), (tuple(size),), dtype, device,
+    return _factory(lambda s, d: mx.random.randint(low, high, shape=s, key=_key(generator)).astype(d), (tuple(size),),
+                    dtype, device,
                     requires_grad, default=mx.int64)
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,), key=next_key())).astype(d), (), dtype, device,
+    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,), key=_key(generator))).astype(d), (), dtype,
+                    device,
                     requires_grad, default=mx.int64)
 
 
@@ -206,8 +214,9 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
         s = std._st.data if isinstance(std, Tensor) else std
         shape = mx.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
         dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
-        return _finish(mx.random.normal(shape=shape, dtype=dt, key=next_key()) * s + m, requires_grad)
-    return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=next_key()), (tuple(size),), dtype,
+        return _finish(mx.random.normal(shape=shape, dtype=dt, key=_key(generator)) * s + m, requires_grad)
+    return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=_key(generator)),
+                    (tuple(size),), dtype,
                     device, requires_grad)
 
 

@@ -1,2 +1,3 @@
-"""lucid.utils: checkpoint (activation checkpointing); data loading comes with the nn issue."""
+"""lucid.utils: checkpoint (activation checkpointing) and data (datasets, samplers, DataLoader)."""
 from . import checkpoint  # noqa: F401
+from . import data  # noqa: F401
