@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Callable, NamedTuple
 
+import math
+
 import mlx.core as mx
 import numpy as np
 import pytest
@@ -35,6 +37,8 @@ def FRAC(rng, shape):
 UNARY = (((),), ((3,),), ((2, 3),))
 BINARY = (((2, 3), (2, 3)), ((2, 3), (3,)), ((3,), (2, 3)), ((2, 1), (1, 3)), ((), (2, 3)), ((), ()))
 TERNARY = (((2, 3), (2, 3), (2, 3)), ((2, 3), (3,), (2, 1)), ((), (2, 3), ()), ((), (), ()))
+# the special functions' two-input ops: broadcasting both ways, a 0-d operand, and 0-d alone
+BINARY_SHORT = (((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((), ()))
 
 
 class Op(NamedTuple):
@@ -52,6 +56,18 @@ def op(name, fn, ref, *domains, shapes=None):
 
 def sigmoid_np(x):
     return 1 / (1 + np.exp(-x))
+
+
+erf_np, erfc_np = np.vectorize(math.erf), np.vectorize(math.erfc)  # C's erf/erfc: correctly rounded or nearly
+
+
+def erfinv_np(x):
+    return pytest.importorskip("scipy.special").erfinv(x)
+
+
+def lerp_np(a, b, w):
+    """PyTorch's lerp: a + w (b - a) for |w| < 0.5, else b - (b - a)(1 - w) (exact at both ends)."""
+    return np.where(np.abs(w) < 0.5, a + w * (b - a), b - (b - a) * (1 - w))
 
 
 S = U(-1, 1)  # the default domain
@@ -136,6 +152,36 @@ OPS = [
     op("clamp_tensor_max", lambda x, hi: x.clamp(max=hi), np.minimum, S, S),
     op("clamp_min_above_max", lambda x, lo, hi: lucid.clamp(x, lo, hi),
        lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi), U(-2, 2), U(0.5, 1), U(-1, -0.5)),
+    # inverse trigonometric and hyperbolic (away from the poles of their derivatives)
+    op("asin", lucid.asin, np.arcsin, U(-0.9, 0.9)),
+    op("acos", lambda x: x.acos(), np.arccos, U(-0.9, 0.9)),
+    op("atan", lucid.atan, np.arctan, U(-3, 3)),
+    op("atan2", lucid.atan2, np.arctan2, AWAY(0.2, 1), S, shapes=BINARY_SHORT),  # y away from the branch cut
+    op("sinh", lucid.sinh, np.sinh, U(-2, 2)),
+    op("cosh", lambda x: x.cosh(), np.cosh, U(-2, 2)),
+    op("asinh", lucid.asinh, np.arcsinh, U(-3, 3)),
+    op("acosh", lucid.acosh, np.arccosh, U(1.2, 3)),
+    op("atanh", lambda x: x.arctanh(), np.arctanh, U(-0.9, 0.9)),
+    # error function family
+    op("erf", lucid.erf, erf_np, U(-3, 3)),
+    op("erfc", lambda x: x.erfc(), erfc_np, U(-3, 3)),
+    op("erfinv", lucid.erfinv, erfinv_np, U(-0.95, 0.95)),
+    # two inputs
+    op("logaddexp", lucid.logaddexp, np.logaddexp, U(-3, 3), U(-3, 3), shapes=BINARY_SHORT),
+    op("logaddexp2", lambda x, y: x.logaddexp2(y), np.logaddexp2, U(-3, 3), U(-3, 3), shapes=BINARY_SHORT),
+    op("hypot", lucid.hypot, np.hypot, AWAY(0.2, 1), S, shapes=BINARY_SHORT),  # away from the origin
+    op("xlogy", lucid.xlogy, lambda x, y: x * np.log(y), S, POS, shapes=BINARY_SHORT),
+    op("xlogy_scalar", lambda y: lucid.xlogy(2.5, y), lambda y: 2.5 * np.log(y), POS),
+    op("copysign", lucid.copysign, np.copysign, AWAY(0.2, 1), AWAY(0.2, 1), shapes=BINARY_SHORT),
+    op("fmod", lucid.fmod, np.fmod, U(-2, 2), AWAY(0.5, 1.5), shapes=BINARY_SHORT),
+    op("fmod_scalar", lambda x: x.fmod(-0.7), lambda x: np.fmod(x, -0.7), U(-2, 2)),
+    op("lerp", lambda x, y: lucid.lerp(x, y, 0.3), lambda x, y: lerp_np(x, y, 0.3), S, S, shapes=BINARY_SHORT),
+    op("lerp_above_half", lambda x, y: x.lerp(y, 0.8), lambda x, y: lerp_np(x, y, 0.8), S, S, shapes=BINARY_SHORT),
+    op("lerp_tensor", lucid.lerp, lerp_np, S, S, U(-0.5, 1.5)),
+    # one input, piecewise or with a removable singularity
+    op("sinc", lucid.sinc, np.sinc, U(-2, 2)),
+    op("frac", lambda x: x.frac(), lambda x: x - np.trunc(x), FRAC),
+    op("nan_to_num", lucid.nan_to_num, np.nan_to_num, S),
 ]
 
 
@@ -340,6 +386,16 @@ NAMES = [
     ("ClampBackward1", lambda x: x.clamp(0, 1)), ("ClampBackward1", lambda x: x.clamp(min=0)),
     ("ClampBackward0", lambda x: x.clamp(lucid.tensor(0.0), lucid.tensor(1.0))),
     ("ToCopyBackward0", lambda x: x.double()),
+    ("AsinBackward0", lucid.arcsin), ("AcoshBackward0", lambda x: (x + 1).acosh()),
+    ("Atan2Backward0", lambda x: lucid.atan2(x, x)), ("ErfBackward0", lucid.erf), ("ErfcBackward0", lucid.erfc),
+    ("ErfinvBackward0", lambda x: (x / 4).erfinv()), ("LogaddexpBackward0", lambda x: lucid.logaddexp(x, x)),
+    ("HypotBackward0", lambda x: lucid.hypot(x, x)), ("XlogyBackward0", lambda x: lucid.xlogy(x, x)),
+    ("SincBackward0", lucid.sinc), ("FracBackward0", lucid.frac), ("NanToNumBackward0", lucid.nan_to_num),
+    ("FmodBackward0", lambda x: x.fmod(2)), ("FmodBackward1", lambda x: x.fmod(x)),
+    ("LerpBackward0", lambda x: x.lerp(x * 2, 0.5)), ("LerpBackward1", lambda x: x.lerp(x * 2, x)),
+    ("CopysignBackward0", lambda x: lucid.copysign(x, x)), ("CopysignBackward1", lambda x: x.copysign(-1.0)),
+    ("XlogyBackward1", lambda x: lucid.xlogy(2.0, x)), ("XlogyBackward2", lambda x: x.xlogy(2.0)),
+    ("Logaddexp2Backward0", lambda x: x.logaddexp2(x)),
 ]
 
 
@@ -630,7 +686,11 @@ def test_float64_logaddexp_logsumexp_softmax():
 
 # ---------------------------------------------------------------------------------------------------- torch oracle
 @pytest.mark.parametrize("name", ["mul", "div", "pow_tensor", "rpow", "remainder", "abs", "log1p", "sigmoid",
-                                  "maximum", "where", "clamp_tensor", "clamp_min_above_max", "fmax"])
+                                  "maximum", "where", "clamp_tensor", "clamp_min_above_max", "fmax", "asin", "acos",
+                                  "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv",
+                                  "logaddexp", "logaddexp2", "hypot", "xlogy", "xlogy_scalar", "copysign", "fmod",
+                                  "fmod_scalar", "lerp", "lerp_above_half", "lerp_tensor", "sinc", "frac",
+                                  "nan_to_num"])
 def test_against_torch(name):
     torch = pytest.importorskip("torch")
     o = next(o for o in OPS if o.name == name)
@@ -640,8 +700,14 @@ def test_against_torch(name):
     ts = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
     fns = {"clamp_tensor": lambda x, lo, hi: torch.clamp(x, lo, hi), "clamp_min_above_max": torch.clamp,
            "where": lambda x, y: torch.where(x > 0, x, y), "rpow": lambda x: 2 ** x, "fmax": torch.fmax,
-           "maximum": torch.maximum, "sigmoid": torch.sigmoid, "log1p": torch.log1p, "abs": torch.abs}
+           "maximum": torch.maximum, "sigmoid": torch.sigmoid, "log1p": torch.log1p, "abs": torch.abs,
+           "atan2": torch.atan2, "erfinv": torch.erfinv, "logaddexp": torch.logaddexp, "hypot": torch.hypot,
+           "xlogy": torch.xlogy, "copysign": torch.copysign, "fmod": torch.fmod, "lerp_tensor": torch.lerp,
+           "sinc": torch.sinc, "asin": torch.asin, "atan": torch.atan, "sinh": torch.sinh, "asinh": torch.asinh,
+           "acosh": torch.acosh, "erf": torch.erf, "xlogy_scalar": lambda y: torch.xlogy(2.5, y),
+           "lerp": lambda x, y: torch.lerp(x, y, 0.3), "nan_to_num": torch.nan_to_num}
     out, tout = o.fn(*xs), fns.get(name, o.fn)(*ts)
+    assert type(out.grad_fn).__name__ == type(tout.grad_fn).__name__
     np.testing.assert_allclose(out.detach().numpy(), tout.detach().numpy(), rtol=1e-12)
     seed = np.random.default_rng(3).uniform(-1, 1, tuple(out.shape))
     out.backward(lucid.tensor(seed, dtype=lucid.float64))

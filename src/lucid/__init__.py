@@ -16,8 +16,16 @@ from .ops.shape import *  # noqa: F401,F403
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
+from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
+                         legacy_svd as svd, logdet, matrix_power, pinverse, slogdet)
+from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
+                              threshold_)
 from . import linalg, nn, utils  # noqa: E402
+from . import optim  # noqa: E402
 from . import func  # noqa: E402
+from . import datasets  # noqa: E402
+from .serialization import load, save  # noqa: E402
+from .utils.data import Generator  # noqa: E402
 
 dtype = _dtype.Dtype
 

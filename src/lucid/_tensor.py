@@ -10,6 +10,7 @@ declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 import mlx.core as mx
 import numpy as np
@@ -50,6 +51,19 @@ class Size(tuple):
         for s in self:
             n *= s
         return n
+
+
+# Tensors written in place under no_grad (BatchNorm's running stats, counters): MLX is lazy, so each write chains
+# onto the last; Optimizer.step evaluates these together with the parameters so the chains never grow.
+# (keyed by id: a WeakSet would compare tensors with their elementwise __eq__)
+_pending_writes: dict = {}
+
+
+def take_pending_writes() -> list:
+    """The arrays of tensors written in place under no_grad since the last call (for one ``mx.eval``)."""
+    tensors = [r() for r in _pending_writes.values()]
+    _pending_writes.clear()
+    return [t._st.data for t in tensors if t is not None]
 
 
 def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
@@ -399,6 +413,7 @@ class Tensor:
         if ex is None or not ex.data_alias:
             st.version += 1
         if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
+            _pending_writes[id(self)] = weakref.ref(self)
             return self
         if new._fn is not None:
             self._fn, self._nr, self._rg = new._fn, new._nr, True

@@ -1,4 +1,349 @@
-"""activation ops (being written)."""
+"""Activation functions: ``lucid.nn.functional``'s pointwise non-linearities (relu, sigmoid and tanh live in
+elementwise). Defaults, subgradients at the kinks and node names follow PyTorch: elu, selu and celu share one
+form with PyTorch's (alpha, scale, input_scale) parameters; hardtanh passes no gradient at its bounds
+(unlike clamp); relu6 is hardtanh(0, 6). Each VJP is written with lucid ops, so it can be differentiated again.
+
+``inplace=True`` (where PyTorch takes it) writes the result into ``input`` and returns it; the ``name_`` forms
+(``elu_``, ``leaky_relu_``, ...) do the same.
+"""
 from __future__ import annotations
 
-__all__: list = []
+__all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6",
+           "hardsigmoid", "hardswish", "logsigmoid", "softsign", "glu", "threshold", "hardshrink", "softshrink",
+           "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
+           "threshold_", "rrelu_"]
+
+import math
+
+import mlx.core as mx
+
+from .._random import next_key
+from .._tensor import Tensor
+from . import _f64
+from ._core import defop, methods
+from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
+from .elementwise import relu as _relu
+from .shape import cat, narrow, wrap_dim
+
+_exp = _f64.by_dtype(mx.exp, _f64.exp)
+_sigmoid = _f64.by_dtype(mx.sigmoid, _f64.sigmoid)
+_SQRT_HALF = math.sqrt(0.5)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_GELU_C = 0.044715
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _maybe_inplace(input: Tensor, inplace: bool, compute) -> Tensor:
+    """``compute(input)``, or written into ``input`` when ``inplace``."""
+    return input._inplace(compute) if inplace else compute(input)
+
+
+# ---------------------------------------------------------------------------------------------------- smooth
+def _softplus_fwd(a, beta, threshold):
+    bx = a * beta
+    return mx.where(bx > threshold, a, mx.log1p(_exp(bx)) / beta)
+
+
+# above the threshold softplus is the identity (PyTorch's convention, gradient 1 there)
+_softplus = defop("softplus", _softplus_fwd,
+                  vjp=lambda g, ans, x, beta, threshold: where(gt(x * beta, threshold), g, g * sigmoid(x * beta)))
+
+
+def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
+    return _softplus(input, beta, threshold)
+
+
+def _gelu_fwd(a, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (a + _GELU_C * a * a * a)
+        return 0.5 * a * (1 + mx.tanh(inner))
+    if a.dtype == mx.float64:  # the erfc form keeps its digits for large negative x
+        return 0.5 * a * _f64.erfc(-a * _SQRT_HALF)
+    return a * 0.5 * (1 + mx.erf(a * _SQRT_HALF))
+
+
+def _gelu_vjp(g, ans, x, approximate):
+    if approximate == "tanh":
+        t = tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x))
+        return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _GELU_C * x * x))
+    # d/dx x Phi(x) = Phi(x) + x phi(x); Phi by erfc in float64 (as the forward), by MLX's one-kernel erf otherwise
+    cdf = 0.5 * erfc(-x * _SQRT_HALF) if x.dtype == mx.float64 else 0.5 * (1 + erf(x * _SQRT_HALF))
+    return g * (cdf + x * exp(-0.5 * x * x) * _INV_SQRT_2PI)
+
+
+_gelu = defop("gelu", _gelu_fwd, vjp=_gelu_vjp)
+
+
+def gelu(input, approximate: str = "none") -> Tensor:
+    """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    return _gelu(input, approximate)
+
+
+def _silu_vjp(g, ans, x):
+    s = sigmoid(x)
+    return g * s * (1 + x * (1 - s))
+
+
+_silu = defop("silu", lambda a: a * _sigmoid(a), vjp=_silu_vjp)
+
+
+def silu(input, inplace: bool = False) -> Tensor:
+    """``x * sigmoid(x)`` (swish)."""
+    return _maybe_inplace(input, inplace, _silu)
+
+
+def _stable_softplus(a):
+    return mx.maximum(a, 0) + mx.log1p(_exp(-mx.abs(a)))
+
+
+def _mish_vjp(g, ans, x):
+    t = tanh(softplus(x))
+    return g * (t + x * sigmoid(x) * (1 - t * t))
+
+
+_mish = defop("mish", lambda a: a * mx.tanh(_stable_softplus(a)), vjp=_mish_vjp)
+
+
+def mish(input, inplace: bool = False) -> Tensor:
+    """``x * tanh(softplus(x))``."""
+    return _maybe_inplace(input, inplace, _mish)
+
+
+def _logsigmoid_fwd(a):
+    return mx.minimum(a, 0) - mx.log1p(_exp(-mx.abs(a)))
+
+
+_logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, vjp=lambda g, ans, x: g * sigmoid(-x), node="LogSigmoidBackward0")
+
+
+def logsigmoid(input) -> Tensor:
+    """``log(sigmoid(x))``, stable for large |x|."""
+    return _logsigmoid(input)
+
+
+def softsign(input) -> Tensor:
+    """``x / (1 + |x|)`` (a composite, as in PyTorch)."""
+    return input / (1 + abs(input))
+
+
+def tanhshrink(input) -> Tensor:
+    """``x - tanh(x)`` (a composite, as in PyTorch)."""
+    return input - tanh(input)
+
+
+# ------------------------------------------------------------------------------------------------- exponential linear
+def _elu_fwd(a, alpha, scale, input_scale):
+    return mx.where(a > 0, a * scale, mx.expm1(a * input_scale) * (alpha * scale))
+
+
+def _elu_vjp(g, ans, x, alpha, scale, input_scale):
+    return where(gt(x, 0), g * scale, g * (alpha * scale * input_scale) * exp(x * input_scale))
+
+
+_elu = defop("elu", _elu_fwd, vjp=_elu_vjp)  # elu and selu
+_celu = defop("celu", _elu_fwd, vjp=_elu_vjp)
+
+
+def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
+    return _maybe_inplace(input, inplace, lambda x: _elu(x, alpha, 1.0, 1.0))
+
+
+def selu(input, inplace: bool = False) -> Tensor:
+    """``scale * elu(x, alpha)`` with the self-normalizing constants."""
+    return _maybe_inplace(input, inplace, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0))
+
+
+def celu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    return _maybe_inplace(input, inplace, lambda x: _celu(x, alpha, 1.0, 1.0 / alpha))
+
+
+# ---------------------------------------------------------------------------------------------------- piecewise linear
+def _leaky_relu_fwd(a, slope):
+    return mx.where(a > 0, a, a * slope)
+
+
+def _leaky_relu_vjp(g, ans, x, slope):
+    return where(gt(x, 0), g, g * slope)
+
+
+_leaky_relu = defop("leaky_relu", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
+
+
+def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """``x`` for x > 0, ``negative_slope * x`` otherwise."""
+    return _maybe_inplace(input, inplace, lambda x: _leaky_relu(x, negative_slope))
+
+
+_hardtanh = defop("hardtanh", lambda a, lo, hi: mx.clip(a, lo, hi),
+                  vjp=lambda g, ans, x, lo, hi: where(logical_and(gt(x, lo), lt(x, hi)), g, 0.0))
+
+
+def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
+    """``x`` clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return _maybe_inplace(input, inplace, lambda x: _hardtanh(x, min_val, max_val))
+
+
+def relu6(input, inplace: bool = False) -> Tensor:
+    """``min(max(0, x), 6)``."""
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def relu(input, inplace: bool = False) -> Tensor:
+    """``max(0, x)`` (``lucid.relu`` with PyTorch's functional ``inplace`` keyword)."""
+    return _maybe_inplace(input, inplace, _relu)
+
+
+_hardsigmoid = defop("hardsigmoid", lambda a: mx.minimum(mx.maximum(a + 3, 0), 6) / 6,
+                     vjp=lambda g, ans, x: where(logical_and(gt(x, -3.0), lt(x, 3.0)), g / 6, 0.0))
+
+
+def hardsigmoid(input, inplace: bool = False) -> Tensor:
+    """``relu6(x + 3) / 6``."""
+    return _maybe_inplace(input, inplace, _hardsigmoid)
+
+
+# PyTorch's subgradients: 0 at -3, 1 at 3
+_hardswish = defop("hardswish", lambda a: a * mx.minimum(mx.maximum(a + 3, 0), 6) / 6,
+                   vjp=lambda g, ans, x: where(le(x, -3.0), 0.0, where(lt(x, 3.0), g * (x / 3 + 0.5), g)))
+
+
+def hardswish(input, inplace: bool = False) -> Tensor:
+    """``x * relu6(x + 3) / 6``."""
+    return _maybe_inplace(input, inplace, _hardswish)
+
+
+_threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
+                   vjp=lambda g, ans, x, th, value: where(gt(x, th), g, 0.0))
+
+
+def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """``x`` where x > threshold, else ``value``."""
+    return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
+
+
+_hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) > lambd, a, 0),
+                    vjp=lambda g, ans, x, lambd: where(gt(abs(x), lambd), g, 0.0))
+
+
+def hardshrink(input, lambd: float = 0.5) -> Tensor:
+    """``x`` where |x| > lambd, else 0."""
+    return _hardshrink(input, lambd)
+
+
+_softshrink = defop("softshrink", lambda a, lambd: mx.where(a > lambd, a - lambd, mx.where(a < -lambd, a + lambd, 0)),
+                    vjp=lambda g, ans, x, lambd: where(gt(abs(x), lambd), g, 0.0))
+
+
+def softshrink(input, lambd: float = 0.5) -> Tensor:
+    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return _softshrink(input, lambd)
+
+
+_prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="PreluKernelBackward0",
+               vjp=(lambda g, ans, x, w: where(gt(x, 0), g, g * w), lambda g, ans, x, w: where(gt(x, 0), 0.0, g * x)))
+
+
+def prelu(input, weight) -> Tensor:
+    """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
+    n = weight.numel()
+    if n != 1:
+        channels = input.shape[1] if input.ndim >= 2 else 1
+        if weight.ndim != 1 or n != channels:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                               f"{n} and channel size = {channels}.")
+        weight = weight.reshape((n,) + (1,) * (input.ndim - 2))
+    elif input.ndim == 0:
+        weight = weight.reshape(())
+    return _prelu(input, weight)
+
+
+# in training every negative element has its own slope (a raw array: no gradient); in eval mode the mean slope
+# applies as in leaky_relu (also its subgradient at 0); PyTorch names both nodes RreluWithNoiseBackward0
+_rrelu = defop("rrelu_with_noise", lambda a, slopes: mx.where(a >= 0, a, a * slopes),
+               vjp=(lambda g, ans, x, slopes: where(lt(x, 0.0), g * slopes, g),))
+_rrelu_eval = defop("rrelu_with_noise", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
+
+
+def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
+    """Leaky relu with a random slope from U(lower, upper) per negative element in training, and the mean slope
+    (lower + upper) / 2 otherwise."""
+    if not training:
+        return _maybe_inplace(input, inplace, lambda x: _rrelu_eval(x, (lower + upper) / 2))
+    # drawn in float32 (MLX's generator has no float64) and cast
+    slopes = mx.random.uniform(lower, upper, tuple(input.shape), key=next_key()).astype(input.dtype)
+    return _maybe_inplace(input, inplace, lambda x: _rrelu(x, slopes))
+
+
+# ---------------------------------------------------------------------------------------------------- gated
+def _glu_fwd(a, axis):
+    first, second = mx.split(a, 2, axis=axis)
+    return first * _sigmoid(second)
+
+
+def _glu_vjp(g, ans, x, axis):
+    n = x.shape[axis] // 2
+    a, s = narrow(x, axis, 0, n), sigmoid(narrow(x, axis, n, n))
+    return cat([g * s, g * a * s * (1 - s)], axis), None
+
+
+_glu = defop("glu", _glu_fwd, vjp_all=_glu_vjp)
+
+
+def glu(input, dim: int = -1) -> Tensor:
+    """``a * sigmoid(b)`` where ``a`` and ``b`` are the two halves of ``input`` along ``dim``."""
+    if input.ndim == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = wrap_dim(dim, input.ndim)
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size {input.shape[d]}")
+    return _glu(input, d)
+
+
+# ---------------------------------------------------------------------------------------------------- in place
+def relu_(input) -> Tensor:
+    return relu(input, inplace=True)
+
+
+def elu_(input, alpha: float = 1.0) -> Tensor:
+    return elu(input, alpha, inplace=True)
+
+
+def selu_(input) -> Tensor:
+    return selu(input, inplace=True)
+
+
+def celu_(input, alpha: float = 1.0) -> Tensor:
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu_(input, negative_slope: float = 0.01) -> Tensor:
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def threshold_(input, threshold: float, value: float) -> Tensor:
+    return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value))
+
+
+def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+methods(hardshrink, prelu)

@@ -8,7 +8,10 @@ __all__ = ["add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "neg
            "trunc", "fix", "round", "maximum", "minimum", "fmax", "fmin", "where", "clamp", "clip", "clamp_min",
            "clamp_max", "eq", "ne", "lt", "le", "gt", "ge", "greater", "greater_equal", "less", "less_equal",
            "not_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "isnan", "isinf", "isfinite",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose"]
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "equal", "allclose", "isclose",
+           "asin", "acos", "atan", "atan2", "sinh", "cosh", "asinh", "acosh", "atanh", "arcsin", "arccos", "arctan",
+           "arctan2", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "logaddexp", "logaddexp2", "hypot",
+           "lerp", "sinc", "xlogy", "nan_to_num", "frac", "fmod", "copysign"]
 
 import math
 
@@ -75,9 +78,15 @@ mul = defop("mul", _binary(mx.multiply), vjp=(lambda g, ans, x, y: g * y, lambda
 _div = defop("div", _binary(mx.divide), vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
 _div_rounded = defop("div", _binary(_divide_rounded), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
 floor_divide = defop("floor_divide", _binary(mx.floor_divide), vjp=(_zeros, _zeros), save=None)
-remainder = defop("remainder", _binary(mx.remainder),
-                  vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y)))
+_REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
+_remainder_scalar = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward0")
+_remainder_tensor = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward1")
 neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None)
+
+
+def remainder(input, other) -> Tensor:
+    """Python's modulus: the result takes the sign of ``other`` (``fmod`` takes that of ``input``)."""
+    return (_remainder_tensor if isinstance(other, Tensor) else _remainder_scalar)(input, other)
 
 
 def add(input, other, *, alpha=1) -> Tensor:
@@ -142,7 +151,7 @@ exp2 = defop("exp2", lambda a: mx.power(2.0, a), vjp=lambda g, ans, x: g * ans *
 log = defop("log", mx.log, vjp=lambda g, ans, x: g / x)
 log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2))
 log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10))
-log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1))
+log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0")  # str.title()
 expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans")
 sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans")
 rsqrt = defop("rsqrt", mx.rsqrt, vjp=lambda g, ans, x: g * -0.5 * ans * ans * ans, save="ans")
@@ -430,3 +439,175 @@ _copy = defop("copy", lambda a, s: mx.broadcast_to(_array(_operand(s)).astype(a.
 Tensor.fill_ = lambda self, value: self._inplace(lambda old: _fill(old, value))
 Tensor.zero_ = lambda self: self._inplace(_zero)
 Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
+
+
+# ---------------------------------------------------------------------------------------------------- special functions
+# Inverse trigonometric and hyperbolic functions (MLX's float64 kernels are exact), erf and its relatives, and the
+# two-input functions PyTorch adds to numpy's set. Where PyTorch defines a value at a removable singularity (sinc at
+# 0, xlogy at x == 0) the VJP does too, and masks with a safe operand so that the masked branch cannot leak nan into
+# a second derivative; where PyTorch's gradient is nan (hypot and atan2 at the origin) so is lucid's.
+_TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
+_SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
+
+asin = defop("asin", mx.arcsin, vjp=lambda g, ans, x: g * rsqrt(1 - x * x))
+acos = defop("acos", mx.arccos, vjp=lambda g, ans, x: -g * rsqrt(1 - x * x))
+atan = defop("atan", mx.arctan, vjp=lambda g, ans, x: g / (1 + x * x))
+sinh = defop("sinh", mx.sinh, vjp=lambda g, ans, x: g * cosh(x))
+cosh = defop("cosh", mx.cosh, vjp=lambda g, ans, x: g * sinh(x))
+asinh = defop("asinh", mx.arcsinh, vjp=lambda g, ans, x: g * rsqrt(x * x + 1))
+acosh = defop("acosh", mx.arccosh, vjp=lambda g, ans, x: g * rsqrt(x * x - 1))
+atanh = defop("atanh", mx.arctanh, vjp=lambda g, ans, x: g / (1 - x * x))
+atan2 = defop("atan2", _binary(mx.arctan2), vjp=(lambda g, ans, y, x: g * x / (x * x + y * y),
+                                                 lambda g, ans, y, x: -g * y / (x * x + y * y)))
+arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
+
+erf = defop("erf", _f64.by_dtype(mx.erf, _f64.erf), vjp=lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))
+erfc = defop("erfc", _f64.erfc, vjp=lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * exp(-x * x))
+erfinv = defop("erfinv", _f64.by_dtype(mx.erfinv, _f64.erfinv),
+               vjp=lambda g, ans, x: g * _SQRT_PI_OVER_TWO * exp(ans * ans), save="ans")
+
+_logaddexp_fwd = _f64.by_dtype(mx.logaddexp, _f64.logaddexp)
+logaddexp = defop("logaddexp", _binary(_logaddexp_fwd),
+                  vjp=(lambda g, ans, x, y: g * sigmoid(x - y), lambda g, ans, x, y: g * sigmoid(y - x)))
+logaddexp2 = defop("logaddexp2", _binary(lambda a, b: _logaddexp_fwd(a * _LN2, b * _LN2) / _LN2),
+                   vjp=(lambda g, ans, x, y: g * sigmoid((x - y) * _LN2),
+                        lambda g, ans, x, y: g * sigmoid((y - x) * _LN2)))
+
+
+def _hypot_fwd(a, b):
+    # scaled by the larger magnitude, so that squares neither overflow nor underflow; inf wins over nan
+    m = mx.maximum(mx.abs(a), mx.abs(b))
+    safe = mx.where((m == 0) | mx.isinf(m), 1, m)
+    r = m * mx.sqrt(mx.square(a / safe) + mx.square(b / safe))
+    return mx.where(mx.isinf(a) | mx.isinf(b), math.inf, mx.where(m == 0, 0, r))
+
+
+# d hypot = x / hypot: nan at the origin, as in PyTorch
+hypot = defop("hypot", _binary(_hypot_fwd), save="both",
+              vjp=(lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans))
+
+
+@_binary
+def _lerp_fwd(a, b, w):
+    # PyTorch's form: exact at both ends (w = 0 gives a, w = 1 gives b)
+    d = b - a
+    return mx.where(mx.abs(w) < 0.5, a + w * d, b - d * (1 - w))
+
+
+_LERP_VJP = (lambda g, ans, x, y, w: g * (1 - w), lambda g, ans, x, y, w: g * w,
+             lambda g, ans, x, y, w: g * (y - x))
+_lerp_scalar = defop("lerp", _lerp_fwd, vjp=_LERP_VJP, node="LerpBackward0")
+_lerp_tensor = defop("lerp", _lerp_fwd, vjp=_LERP_VJP, node="LerpBackward1")
+
+
+def lerp(input, end, weight) -> Tensor:
+    """``input + weight * (end - input)``; ``weight`` is a number or a tensor (broadcasting)."""
+    return (_lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar)(input, end, weight)
+
+
+_sin_fwd = _f64.by_dtype(mx.sin, _f64.sin)
+
+
+def _sinc_fwd(a):
+    if not mx.issubdtype(a.dtype, mx.inexact):
+        a = a.astype(mx.float32)
+    safe = mx.where(a == 0, 1, a * math.pi)
+    return mx.where(a == 0, 1, _sin_fwd(safe) / safe)
+
+
+def _sinc_vjp(g, ans, x):
+    # (cos(pi x) - sinc(x)) / x, and 0 at x == 0 (the limit)
+    zero = eq(x, 0)
+    safe = where(zero, 1.0, x)
+    return where(zero, 0.0, g * (cos(safe * math.pi) - sinc(safe)) / safe)
+
+
+sinc = defop("sinc", _sinc_fwd, vjp=_sinc_vjp)
+
+
+def _xlogy_fwd(a, b):
+    # 0 where x == 0 (even for y == 0 or inf), nan where y is nan
+    out = a * mx.log(b)
+    return mx.where(mx.isnan(b), b, mx.where(a == 0, 0, out))
+
+
+_XLOGY_VJP = (lambda g, ans, x, y: where(logical_and(eq(x, 0), le(y, 0)), 0.0, xlogy(g, y)),
+              lambda g, ans, x, y: g * x / y)
+# PyTorch's overloads: two tensors, a number for x, a number for y
+_xlogy_ops = tuple(defop("xlogy", _binary(_xlogy_fwd), vjp=_XLOGY_VJP, node=f"XlogyBackward{i}") for i in range(3))
+
+
+def xlogy(input, other) -> Tensor:
+    """``input * log(other)``, 0 where ``input`` is 0 (even where other is 0 or inf), NaN where other is NaN.
+    Either argument may be a number."""
+    if not isinstance(input, Tensor):
+        return _xlogy_ops[1](input, other)
+    return _xlogy_ops[0 if isinstance(other, Tensor) else 2](input, other)
+
+
+def _nan_to_num_fwd(a, nan, posinf, neginf):
+    if not mx.issubdtype(a.dtype, mx.inexact):
+        return a
+    info = mx.finfo(a.dtype)
+    a = mx.where(mx.isnan(a), nan, a)
+    a = mx.where(mx.isposinf(a), info.max if posinf is None else posinf, a)
+    return mx.where(mx.isneginf(a), info.min if neginf is None else neginf, a)
+
+
+_nan_to_num = defop("nan_to_num", _nan_to_num_fwd,
+                    vjp=lambda g, ans, x, nan, posinf, neginf: where(isfinite(x), g, 0.0))
+
+
+def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
+    """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (the dtype's largest and smallest finite values when
+    None). The gradient passes where the input is finite."""
+    return _nan_to_num(input, nan, posinf, neginf)
+
+
+frac = defop("frac", lambda a: a - _trunc(a), vjp=lambda g, ans, x: g, save=None)
+
+
+def _fmod_fwd(a, b):
+    # C's fmod: the remainder of division rounded toward zero, with the sign of the dividend
+    r = mx.remainder(a, b)
+    return mx.where((r != 0) & ((r < 0) != (a < 0)), r - b, r)
+
+
+_FMOD_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * div(x, y, rounding_mode="trunc"))
+_fmod_scalar = defop("fmod", _binary(_fmod_fwd), vjp=_FMOD_VJP, node="FmodBackward0")
+_fmod_tensor = defop("fmod", _binary(_fmod_fwd), vjp=_FMOD_VJP, node="FmodBackward1")
+
+
+def fmod(input, other) -> Tensor:
+    """Remainder with the sign of ``input`` (``remainder`` takes the sign of ``other``)."""
+    return (_fmod_tensor if isinstance(other, Tensor) else _fmod_scalar)(input, other)
+
+
+def _copysign_fwd(a, b):
+    b = _array(b)
+    if not mx.issubdtype(a.dtype, mx.inexact):  # integers give floats, as in PyTorch
+        a = a.astype(b.dtype if mx.issubdtype(b.dtype, mx.inexact) else mx.float32)
+    negative = (b < 0) | ((b == 0) & (1 / b < 0))  # -0.0 counts as negative
+    return mx.where(negative, -mx.abs(a), mx.abs(a))
+
+
+_COPYSIGN_VJP = (lambda g, ans, x, y: g * sign(x) * sign(ans), _zeros)  # +-1, and 0 where x == 0
+_copysign_tensor = defop("copysign", _binary(_copysign_fwd), save="both", vjp=_COPYSIGN_VJP, node="CopysignBackward0")
+_copysign_scalar = defop("copysign", _binary(_copysign_fwd), save="both", vjp=_COPYSIGN_VJP, node="CopysignBackward1")
+
+
+def copysign(input, other) -> Tensor:
+    """``|input|`` with the sign of ``other`` (-0.0 counts as negative); integers give floats."""
+    return (_copysign_tensor if isinstance(other, Tensor) else _copysign_scalar)(input, other)
+
+
+methods(asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, erf, erfc, erfinv, logaddexp, logaddexp2, hypot, lerp,
+        sinc, xlogy, nan_to_num, frac, fmod, copysign, arcsin=asin, arccos=acos, arctan=atan, arctan2=atan2,
+        arcsinh=asinh, arccosh=acosh, arctanh=atanh)
+for _name, _fn in [("asin_", asin), ("acos_", acos), ("atan_", atan), ("atan2_", atan2), ("sinh_", sinh),
+                   ("cosh_", cosh), ("asinh_", asinh), ("acosh_", acosh), ("atanh_", atanh), ("erf_", erf),
+                   ("erfc_", erfc), ("erfinv_", erfinv), ("hypot_", hypot), ("lerp_", lerp), ("sinc_", sinc),
+                   ("xlogy_", xlogy), ("nan_to_num_", nan_to_num), ("frac_", frac), ("fmod_", fmod),
+                   ("copysign_", copysign), ("arcsin_", asin), ("arccos_", acos), ("arctan_", atan),
+                   ("arctan2_", atan2), ("arcsinh_", asinh), ("arccosh_", acosh), ("arctanh_", atanh)]:
+    setattr(Tensor, _name, _inplace_method(_name, _fn))

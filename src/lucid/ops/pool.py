@@ -1,4 +1,497 @@
-"""pool ops (being written)."""
+"""Pooling (max and average, fixed and adaptive windows), interpolation, padding and pixel (un)shuffle.
+
+Each op is an index map or a linear map over windows, built from the primitives in ``conv.py``, so gradients of
+every order come from theirs:
+- max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
+  wins), then gathers the values there: the VJP scatter-adds g to those positions, and the second derivative
+  gathers again;
+- average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
+  convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;
+- interpolation gathers the source taps of each output index along each dim (last dim first, the order in which
+  PyTorch sums them) and weights them by constants; reflect / replicate / circular padding gather the mirrored,
+  clamped or wrapped index along each padded dim.
+"""
 from __future__ import annotations
 
-__all__: list = []
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
+           "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate", "upsample", "pad", "pixel_shuffle",
+           "pixel_unshuffle"]
+
+import functools
+import math
+
+import mlx.core as mx
+
+from .._tensor import Tensor, _wrap
+from ._core import data
+from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
+
+
+# ---------------------------------------------------------------------------------------------------- windows
+def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int:
+    """PyTorch's pooling_output_shape: with ceil_mode the last window must start inside the input or the left
+    padding."""
+    out = (size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)) // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+@functools.lru_cache(maxsize=512)
+def _pool_rows(size: int, out: int, k: int, s: int, p: int, d: int) -> tuple:
+    """Per window, the input positions of its k elements; those in the padding (or past it, in ceil mode) are
+    replaced by the nearest valid position of the same window, which keeps each row non-decreasing: the first
+    maximum in row-major window order is then PyTorch's first maximum, and padding never wins."""
+    rows = []
+    for o in range(out):
+        pos = [o * s - p + j * d for j in range(k)]
+        valid = [q for q in pos if 0 <= q < size]
+        if not valid:
+            raise RuntimeError(f"pooling window {o} (kernel_size={k}, stride={s}, padding={p}, dilation={d}) holds "
+                               f"no element of an input of size {size}")
+        rows.append(tuple(min(max(q, valid[0]), valid[-1]) for q in pos))
+    return tuple(rows)
+
+
+@functools.lru_cache(maxsize=512)
+def _adaptive_bounds(size: int, out: int) -> tuple:
+    """PyTorch's adaptive windows: [floor(o*size/out), ceil((o+1)*size/out))."""
+    return tuple(((o * size) // out, -(-(o + 1) * size // out)) for o in range(out))
+
+
+@functools.lru_cache(maxsize=512)
+def _adaptive_rows(size: int, out: int) -> tuple:
+    """Adaptive windows padded to the longest one by repeating their last position."""
+    bounds = _adaptive_bounds(size, out)
+    k = max(e - s for s, e in bounds)
+    return tuple(tuple(min(s + j, e - 1) for j in range(k)) for s, e in bounds)
+
+
+def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
+    """Max over windows given per dim as rows of positions: the values (a gather, differentiable) and the flat
+    per-plane indices (int64) of each window's first maximum."""
+    (n, c), spatial = x.shape[:2], x.shape[2:]
+    out = [len(r) for r in rows]
+    table = window_table([mx.array(r, dtype=mx.int32) for r in rows], spatial)  # (K, L)
+    k, length = table.shape
+    plane = math.prod(spatial)
+    windows = mx.take(data(x).reshape(n, c, plane), table, axis=2)  # (N, C, K, L)
+    # MLX's argmax: the first maximum, NaN counting as largest (stop_gradient: indices inside an mx.grad trace)
+    first = mx.stop_gradient(mx.argmax(windows, axis=2).astype(mx.int32))
+    idx = mx.take(table.reshape(-1), first * length + mx.arange(length))  # (N, C, L) positions in the plane
+    flat = idx + (mx.arange(n * c, dtype=mx.int32) * plane).reshape(n, c, 1)
+    values = gather_axis(x.reshape(-1), flat.reshape(n, c, *out), 0)
+    return values, idx.reshape(n, c, *out).astype(mx.int64)
+
+
+def _unbatch(t, unbatched: bool):
+    return t.reshape(t.shape[1:]) if unbatched else t
+
+
+def _pool_args(n, kernel_size, stride, padding, dilation):
+    k = ntuple(kernel_size, n, "kernel_size")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else ntuple(stride, n, "stride")
+    p, d = ntuple(padding, n, "padding"), ntuple(dilation, n, "dilation")
+    if min(k) <= 0:
+        raise RuntimeError(f"kernel size should be greater than zero, but got kernel_size={list(k)}")
+    if min(s) <= 0:
+        raise RuntimeError("stride should not be zero")
+    if min(d) <= 0:
+        raise RuntimeError(f"dilation should be greater than zero, but got dilation={list(d)}")
+    for kk, pp, dd in zip(k, p, d):
+        if pp < 0 or pp > kk // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got pad={pp}, "
+                               f"kernel_size={kk} and dilation={dd}")
+    return k, s, p, d
+
+
+def _pool_out(x, k, s, p, d, ceil_mode) -> list:
+    out = [_out_size(*a, ceil_mode) for a in zip(x.shape[2:], k, s, p, d)]
+    if min(out) < 1:
+        raise RuntimeError(f"Given input size: ({'x'.join(map(str, x.shape[1:]))}). Calculated output size: "
+                           f"({'x'.join(map(str, [x.shape[1]] + out))}). Output size is too small")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- max pooling
+def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    x, unbatched = batched(input, n, fn)
+    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
+    out = _pool_out(x, k, s, p, d, ceil_mode)
+    values, idx = _max_windows(x, [_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
+    values = _unbatch(values, unbatched)
+    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of (N, C, L); ``stride`` defaults to ``kernel_size``, padding counts as -inf.
+    With ``return_indices`` also returns each maximum's index in its (unpadded) input plane."""
+    return _max_pool(1, "max_pool1d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of (N, C, H, W); indices are flat per plane: ``h * W + w``."""
+    return _max_pool(2, "max_pool2d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """Max over sliding windows of (N, C, D, H, W)."""
+    return _max_pool(3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def _adaptive_size(fn, output_size, spatial) -> tuple:
+    n = len(spatial)
+    if isinstance(output_size, int) or output_size is None:
+        output_size = (output_size,) * n
+    output_size = tuple(output_size)
+    if len(output_size) == 1 and n > 1:
+        output_size *= n
+    if len(output_size) != n:
+        raise RuntimeError(f"{fn}: output_size must be {n}")
+    out = tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
+    if min(out) < 0 or (min(out) == 0 and min(spatial) > 0):
+        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
+                           f"{list(out)}")
+    return out
+
+
+def _adaptive_max_pool(n, fn, input, output_size, return_indices):
+    x, unbatched = batched(input, n, fn)
+    out = _adaptive_size(fn, output_size, x.shape[2:])
+    values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
+    values = _unbatch(values, unbatched)
+    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max over ``output_size`` windows that tile (N, C, L): window o spans [floor(oL/out), ceil((o+1)L/out))."""
+    return _adaptive_max_pool(1, "adaptive_max_pool1d", input, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max over adaptive windows of (N, C, H, W); ``output_size`` is an int or (H_out, W_out), None keeps a dim."""
+    return _adaptive_max_pool(2, "adaptive_max_pool2d", input, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    return _adaptive_max_pool(3, "adaptive_max_pool3d", input, output_size, return_indices)
+
+
+# ---------------------------------------------------------------------------------------------------- average pooling
+def _counts(size, out, k, s, p, include_pad) -> list:
+    """PyTorch's divisor per window: the window clipped to the padded input (count_include_pad) or to the input."""
+    counts = []
+    for o in range(out):
+        start = o * s - p
+        end = min(start + k, size + p)
+        counts.append(end - start if include_pad else min(end, size) - max(start, 0))
+    return counts
+
+
+def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    x, unbatched = batched(input, n, fn)
+    k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
+    out = _pool_out(x, k, s, p, (1,) * n, ceil_mode)
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
+    (b, c), spatial = x.shape[:2], x.shape[2:]
+    if k == s and max(p) == 0 and not any(ceil_mode and size % kk for size, kk in zip(spatial, k)):
+        # non-overlapping windows that tile the (cropped) input: a reshape and a mean
+        if any(o * kk != size for o, kk, size in zip(out, k, spatial)):
+            x = x[(slice(None), slice(None)) + tuple(slice(0, o * kk) for o, kk in zip(out, k))]
+        tiles = x.reshape(b, c, *[v for o, kk in zip(out, k) for v in (o, kk)])
+        axes = tuple(range(3, 3 + 2 * n, 2))
+        if divisor_override is not None:
+            return _unbatch(tiles.sum(axes) / divisor_override, unbatched)
+        return _unbatch(tiles.mean(axes), unbatched)
+    # the right padding that makes the convolution produce exactly `out` windows (more than p in ceil mode)
+    hi = tuple(max(pp, (o - 1) * ss + kk - size - pp) for size, o, kk, ss, pp in zip(spatial, out, k, s, p))
+    ones = _wrap(mx.ones((1, 1, *k), x.dtype))
+    sums = _conv(x.reshape(b * c, 1, *spatial), ones, s, p, hi, (1,) * n, (1,) * n, 1, False)
+    sums = sums.reshape(b, c, *out)
+    if divisor_override is not None:
+        return _unbatch(sums / divisor_override, unbatched)
+    counts = [_counts(*a, count_include_pad) for a in zip(spatial, out, k, s, p)]
+    if all(min(cs) == max(cs) for cs in counts):
+        return _unbatch(sums / math.prod(cs[0] for cs in counts), unbatched)
+    divisor = mx.array(1.0)
+    for d, cs in enumerate(counts):
+        divisor = divisor * mx.array(cs).reshape([-1] + [1] * (n - 1 - d))
+    return _unbatch(sums / _wrap(divisor.astype(x.dtype)), unbatched)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """Mean over sliding windows of (N, C, L); zero padding is counted in the divisor if ``count_include_pad``."""
+    return _avg_pool(1, "avg_pool1d", input, kernel_size, stride, padding, ceil_mode, count_include_pad, None)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """Mean over sliding windows of (N, C, H, W); ``divisor_override`` replaces the window size as divisor."""
+    return _avg_pool(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
+    """``x`` with the (out, size) ``matrix`` applied along ``axis`` (a product over that dim)."""
+    if axis == x.ndim - 1:
+        return x @ matrix.transpose(0, 1)
+    return (x.transpose(axis, -1) @ matrix.transpose(0, 1)).transpose(axis, -1)
+
+
+def _adaptive_avg_pool(n, fn, input, output_size):
+    x, unbatched = batched(input, n, fn)
+    spatial = x.shape[2:]
+    out = _adaptive_size(fn, output_size, spatial)
+    if all(o == 1 for o in out):  # global average pooling
+        return _unbatch(x.mean(tuple(range(2, 2 + n)), keepdim=True), unbatched)
+    y = x
+    for d in reversed(range(n)):
+        if out[d] == spatial[d]:
+            continue
+        rows = []
+        for s, e in _adaptive_bounds(spatial[d], out[d]):
+            rows.append([1.0 / (e - s) if s <= i < e else 0.0 for i in range(spatial[d])])
+        y = _along(y, 2 + d, _wrap(mx.array(rows, dtype=x.dtype)))
+    if y is x:
+        y = x * 1
+    return _unbatch(y, unbatched)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Mean over ``output_size`` windows that tile (N, C, L) (as in adaptive_max_pool1d)."""
+    return _adaptive_avg_pool(1, "adaptive_avg_pool1d", input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Mean over adaptive windows of (N, C, H, W); ``output_size`` 1 is global average pooling."""
+    return _adaptive_avg_pool(2, "adaptive_avg_pool2d", input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    return _adaptive_avg_pool(3, "adaptive_avg_pool3d", input, output_size)
+
+
+# ---------------------------------------------------------------------------------------------------- interpolate
+_INTERPOLATING = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}  # their number of spatial dims
+_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
+def _mode_error(ndim: int, mode: str):
+    return NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {ndim}D) for the modes: "
+                               f"nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
+
+
+def _cubic_weights(t):
+    """Keys' cubic convolution weights (A = -0.75) of the 4 taps around a source point at fraction t."""
+    a = -0.75
+
+    def near(v):  # |v| <= 1
+        return ((a + 2) * v - (a + 3)) * v * v + 1
+
+    def far(v):  # 1 < |v| < 2
+        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(mode, size, out, scale, align_corners, dtype, shortcut) -> list:
+    """[(source indices (out,), weights (out,) or None)] whose weighted sum is the interpolation along one dim,
+    computed as PyTorch does (its compute dtype: float32 unless float64)."""
+    ct = mx.float64 if dtype == mx.float64 else mx.float32
+    if mode in ("nearest", "nearest-exact"):
+        # PyTorch's 2-D nearest kernel (only it) short-cuts the same and the doubled size
+        if mode == "nearest" and shortcut and out == size:
+            return [(mx.arange(out), None)]
+        if mode == "nearest" and shortcut and out == 2 * size:
+            return [(mx.arange(out) // 2, None)]
+        # PyTorch computes nearest indices in float32 whatever the input dtype
+        sc = mx.array(1.0 / scale, mx.float32) if scale else mx.array(size, mx.float32) / mx.array(out, mx.float32)
+        dst = mx.arange(out, dtype=mx.float32) + (0.5 if mode == "nearest-exact" else 0.0)
+        return [(mx.minimum(mx.floor(dst * sc).astype(mx.int32), size - 1), None)]
+    cubic = mode == "bicubic"
+    if out == size and not cubic:  # PyTorch's linear kernels copy a dim whose size does not change
+        return [(mx.arange(out), None)]
+    dst = mx.arange(out, dtype=ct)
+    if align_corners:
+        sc = mx.array(size - 1, ct) / mx.array(out - 1, ct) if out > 1 else mx.array(0, ct)
+        src = sc * dst
+    else:
+        sc = mx.array(1.0 / scale, ct) if scale else mx.array(size, ct) / mx.array(out, ct)
+        src = sc * (dst + 0.5) - 0.5
+        if not cubic:
+            src = mx.maximum(src, 0)
+    i0 = mx.floor(src).astype(mx.int32)
+    if cubic:
+        t = src - i0.astype(ct)
+        return [(mx.clip(i0 - 1 + j, 0, size - 1), w.astype(dtype)) for j, w in enumerate(_cubic_weights(t))]
+    i0 = mx.minimum(i0, size - 1)
+    lam = mx.clip(src - i0.astype(ct), 0, 1)
+    i1 = i0 + (i0 < size - 1).astype(mx.int32)
+    return [(i0, (1 - lam).astype(dtype)), (i1, lam.astype(dtype))]
+
+
+def _interp_sizes(input, size, scale_factor, recompute_scale_factor) -> tuple[list, list]:
+    n, spatial = input.ndim - 2, input.shape[2:]
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if isinstance(size, (list, tuple)):
+            if len(size) != n:
+                raise ValueError(f"Input and output must have the same number of spatial dimensions, but got input "
+                                 f"with spatial dimensions of {list(spatial)} and output size of {size}. Please "
+                                 "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                                 "...,oK) format.")
+            return [int(s) for s in size], [None] * n
+        return [int(size)] * n, [None] * n
+    if scale_factor is None:
+        raise ValueError("either size or scale_factor should be defined")
+    if isinstance(scale_factor, (list, tuple)):
+        if len(scale_factor) != n:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial dimensions, but got input "
+                             f"with spatial dimensions of {list(spatial)} and scale_factor of shape {scale_factor}. "
+                             "Please provide input tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, "
+                             "s2, ...,sK) format.")
+        factors = [float(f) for f in scale_factor]
+    else:
+        factors = [float(scale_factor)] * n
+    sizes = [math.floor(float(s) * f) for s, f in zip(spatial, factors)]
+    return sizes, [None] * n if recompute_scale_factor else factors
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False) -> Tensor:
+    """Resize (N, C, *spatial) to ``size`` or ``scale_factor`` times its size. Modes: 'nearest', 'nearest-exact',
+    'linear' (3-D), 'bilinear' (4-D), 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling).
+    ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False)."""
+    n = input.ndim - 2
+    if mode not in _MODES:
+        raise _mode_error(input.ndim, mode)
+    if mode in _INTERPOLATING:
+        if align_corners is None:
+            align_corners = False
+    elif align_corners is not None:
+        raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
+                         "bicubic | trilinear")
+    if antialias:
+        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if not 1 <= n <= 3:
+        raise _mode_error(input.ndim, mode)
+    if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
+        raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
+    sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    if mode == "area":
+        return _adaptive_avg_pool(n, "adaptive_avg_pool", input, sizes)
+    if min(sizes) <= 0:
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({list(input.shape[2:])})"
+                           f" output ({sizes})")
+    x = input
+    for d in reversed(range(n)):  # last dim first: PyTorch's order of summation
+        axis, shape = 2 + d, [-1] + [1] * (n - 1 - d)
+        y = None
+        for idx, w in _taps(mode, x.shape[axis], sizes[d], scales[d], align_corners, x.dtype, n == 2):
+            term = gather_axis(x, idx, axis)
+            if w is not None:
+                term = term * _wrap(w.reshape(shape))
+            y = term if y is None else y + term
+        x = y
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
+    """Deprecated spelling of ``interpolate``."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+# ---------------------------------------------------------------------------------------------------- pad
+def _source_index(mode: str, size: int, lo: int, hi: int) -> list:
+    """For each position of the padded dim, the input position it copies."""
+    if mode == "circular":  # PyTorch crops first, then wraps around what is left
+        kept = list(range(max(-lo, 0), size - max(-hi, 0)))
+        return [kept[i % len(kept)] for i in range(-max(lo, 0), len(kept) + max(hi, 0))]
+    out = []
+    for i in range(-lo, size + hi):
+        if mode == "reflect":
+            i = -i if i < 0 else 2 * (size - 1) - i if i >= size else i
+        else:  # replicate
+            i = min(max(i, 0), size - 1)
+        out.append(i)
+    return out
+
+
+def pad(input, pad, mode="constant", value=None) -> Tensor:
+    """Pad the last len(pad)//2 dims: ``pad = (left, right, top, bottom, ...)``, last dim first (negative amounts
+    crop). Modes: 'constant' (with ``value``, default 0), 'reflect' (mirror without repeating the edge),
+    'replicate' (repeat the edge), 'circular' (wrap around)."""
+    pad = tuple(int(p) for p in pad)
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    m = len(pad) // 2
+    if m > input.ndim:
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
+                           f"padding length {len(pad)} and input of dimension {input.ndim}")
+    pairs = [(0, 0)] * (input.ndim - m) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(m))]
+    if mode == "constant":
+        return pad_constant(input, tuple(pairs), 0 if value is None else value)
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
+    if m not in (1, 2, 3) or input.ndim not in (m + 1, m + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
+            "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
+            "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    x = input
+    for axis in range(input.ndim - m, input.ndim):
+        lo, hi = pairs[axis]
+        size = input.shape[axis]
+        if mode == "reflect" and (lo >= size or hi >= size):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the corresponding input dimension, "
+                               f"but got: padding ({lo}, {hi}) at dimension {axis} of input {list(input.shape)}")
+        if mode == "circular" and (lo > size or hi > size):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and size == 0:
+            raise RuntimeError(f"replicate padding of an empty dimension: input {list(input.shape)}")
+        if lo or hi:
+            x = gather_axis(x, mx.array(_source_index(mode, size, lo, hi), dtype=mx.int32), axis)
+    return x if x is not input else input * 1
+
+
+# ---------------------------------------------------------------------------------------------------- pixel shuffle
+def pixel_shuffle(input, upscale_factor: int) -> Tensor:
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j)."""
+    r = int(upscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of "
+                           f"upscale_factor, but input.size(-3)={c} is not divisible by {r * r}")
+    b = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w).permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
+    r = int(downscale_factor)
+    if input.ndim < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+                           f"{input.ndim} dimension(s)")
+    *batch, c, h, w = input.shape
+    for name, size, dim in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                               f"input.size({dim})={size} is not divisible by {r}")
+    b = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r).permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)

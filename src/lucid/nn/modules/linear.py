@@ -1,0 +1,117 @@
+"""Linear, Bilinear and LazyLinear: affine maps with PyTorch's layouts (``weight`` is (out, in)) and initialisation."""
+from __future__ import annotations
+
+import math
+
+from ... import _creation
+from ..._tensor import Tensor
+from .. import functional as F
+from .. import init
+from ..parameter import Parameter
+from .module import Module
+
+
+def _uniform_bias(bias: Tensor | None, fan_in: int) -> None:
+    """PyTorch's bias initialisation for weights drawn with kaiming_uniform_(a=sqrt(5)): U(-1/sqrt(fan_in), ...)."""
+    if bias is not None:
+        bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(bias, -bound, bound)
+
+
+class Linear(Module):
+    """``y = x @ weight.T + bias``: (*, in_features) -> (*, out_features).
+
+    ``weight`` (out_features, in_features) ~ U(-1/sqrt(in_features), 1/sqrt(in_features)) (kaiming_uniform_ with
+    a=sqrt(5)), ``bias`` (out_features,) from the same range."""
+
+    def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__()
+        self.in_features = in_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty(out_features, in_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
+        _uniform_bias(self.bias, self.in_features)
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.linear(input, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+
+
+class Bilinear(Module):
+    """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: (*, in1), (*, in2) -> (*, out); ``weight``
+    (out, in1, in2) and ``bias`` ~ U(-1/sqrt(in1), 1/sqrt(in1))."""
+
+    def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
+                 dtype=None):
+        super().__init__()
+        self.in1_features = in1_features
+        self.in2_features = in2_features
+        self.out_features = out_features
+        self.weight = Parameter(_creation.empty(out_features, in1_features, in2_features, dtype=dtype, device=device))
+        if bias:
+            self.bias = Parameter(_creation.empty(out_features, dtype=dtype, device=device))
+        else:
+            self.register_parameter("bias", None)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        bound = 1 / math.sqrt(self.weight.shape[1])
+        init.uniform_(self.weight, -bound, bound)
+        if self.bias is not None:
+            init.uniform_(self.bias, -bound, bound)
+
+    def forward(self, input1: Tensor, input2: Tensor) -> Tensor:
+        return F.bilinear(input1, input2, self.weight, self.bias)
+
+    def extra_repr(self) -> str:
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class LazyLinear(Linear):
+    """A Linear whose ``in_features`` is read from the first input. Until then its parameters are empty (shape
+    (0,)); the first call (or loading a state_dict) gives them their shapes in place, so optimizers that already
+    hold them stay valid, and the module becomes a ``Linear``."""
+
+    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
+        super().__init__(0, out_features, bias, device, dtype)
+        self.weight.data = _creation.empty(0, dtype=dtype, device=device)
+        if self.bias is not None:
+            self.bias.data = _creation.empty(0, dtype=dtype, device=device)
+
+    def reset_parameters(self) -> None:
+        if self.in_features != 0:
+            super().reset_parameters()
+
+    def _materialize(self, in_features: int) -> None:
+        self.in_features = in_features
+        self.weight.data = _creation.empty(self.out_features, in_features, dtype=self.weight.dtype)
+        if self.bias is not None:
+            self.bias.data = _creation.empty(self.out_features, dtype=self.bias.dtype)
+        self.__class__ = Linear
+
+    def forward(self, input: Tensor) -> Tensor:
+        self._materialize(input.shape[-1])
+        self.reset_parameters()
+        return self.forward(input)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                              error_msgs) -> None:
+        weight = state_dict.get(prefix + "weight")
+        if weight is not None and len(getattr(weight, "shape", ())) == 2:
+            self._materialize(weight.shape[1])  # the values are copied in by load_state_dict
+        # (not super(): the instance may have just become a Linear)
+        Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+                                     error_msgs)
+
+
+__all__ = ["Linear", "Bilinear", "LazyLinear"]

@@ -1,0 +1,16 @@
+"""lucid.optim: PyTorch's optimizers and learning-rate schedulers on MLX arrays.
+
+Updates run as fused MLX kernels on the arrays behind the parameters, outside the autograd tape; each ``step()``
+evaluates the new parameters and optimizer state with one ``mx.eval``. The keyword arguments ``foreach``, ``fused``,
+``capturable`` and ``differentiable`` are accepted (and validated) as in PyTorch, and change nothing: every update is
+already a fused kernel, and updates are never recorded on the autograd tape.
+"""
+from . import lr_scheduler
+from .adam import Adam, Adamax, AdamW, NAdam, RAdam
+from .adaptive import Adadelta, Adagrad, RMSprop
+from .lion import Lion
+from .optimizer import Optimizer, required
+from .sgd import SGD
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
+           "Lion", "lr_scheduler", "required"]

@@ -1,0 +1,491 @@
+"""Optimizer: parameter groups, per-parameter state, and the one evaluation point per step.
+
+The built-in optimizers do their arithmetic on the MLX arrays behind the tensors, outside the autograd tape: each
+update is a pure function of arrays (compiled with ``mx.compile``, so one step of one parameter is a few fused
+kernels), and its results are written into the storage of the parameter and of its state tensors. MLX is lazy, so
+nothing runs until the end of ``step()``, which evaluates every new parameter and state array with a single
+``mx.eval``: memory stays flat over a training loop and there is no per-parameter synchronisation.
+
+Learning rates and the other hyper-parameters are Python floats in ``param_groups`` (as in PyTorch); the step
+counters live in the state as 0-d float32 tensors (as in PyTorch), with their Python value remembered beside them so
+that bias corrections are computed in float64 Python arithmetic, exactly as PyTorch's default CPU path does.
+
+Subclasses written the PyTorch way (override ``step`` and update parameters in place under ``lucid.no_grad()``)
+work too; the built-ins instead implement ``_init_state``, ``_hyper`` and ``_update``.
+"""
+from __future__ import annotations
+
+import functools
+from collections import OrderedDict, defaultdict
+from copy import deepcopy
+from itertools import chain
+
+import mlx.core as mx
+import numpy as np
+
+from .._tensor import Tensor, _wrap, take_pending_writes
+from ..autograd.grad_mode import enable_grad, no_grad
+from ..autograd.graph import RemovableHandle, add_hook
+
+__all__ = ["Optimizer", "required"]
+
+
+class _RequiredParameter:
+    """Marks a hyper-parameter that every param group must give (no default)."""
+
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _RequiredParameter()
+
+
+def _typename(x) -> str:
+    return "lucid.Tensor" if isinstance(x, Tensor) else type(x).__name__
+
+
+def _float_arg(name: str, value) -> float:
+    """A hyper-parameter given as a 1-element Tensor becomes a Python float (learning rates live in the groups as
+    floats)."""
+    if isinstance(value, Tensor):
+        if value.numel() != 1:
+            raise ValueError(f"Tensor {name} must be 1-element")
+        return float(value.item())
+    return value
+
+
+_LABELS = {"lr": "learning rate", "eps": "epsilon value", "weight_decay": "weight_decay value",
+           "momentum": "momentum value", "alpha": "alpha value", "lr_decay": "lr_decay value",
+           "initial_accumulator_value": "initial_accumulator_value value", "momentum_decay": "momentum_decay value"}
+
+
+def _check_nonnegative(**values) -> None:
+    """PyTorch's constructor checks: each option must be >= 0 (a NaN fails too)."""
+    for name, value in values.items():
+        if not 0.0 <= value:
+            raise ValueError(f"Invalid {_LABELS[name]}: {value}")
+
+
+def _check_betas(betas) -> None:
+    for i in (0, 1):
+        if not 0.0 <= betas[i] < 1.0:
+            raise ValueError(f"Invalid beta parameter at index {i}: {betas[i]}")
+
+
+def _check_exclusive_flags(foreach, fused, differentiable) -> None:
+    if fused and differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if fused and foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+
+
+def _with_step_hooks(step, evaluates: bool = False):
+    """Wrap a ``step`` method so that the optimizer's step pre/post hooks run around it (as PyTorch patches
+    ``Optimizer.step``), and schedulers can tell that the optimizer has stepped. A ``step`` written the PyTorch way
+    (in-place writes under no_grad) gets the end-of-step evaluation of what it wrote; the built-in one
+    (``evaluates=True``) does its own."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        if self._step_pre_hooks:
+            for hook in tuple(self._step_pre_hooks.values()):
+                result = hook(self, args, kwargs)
+                if result is not None:
+                    if not (isinstance(result, tuple) and len(result) == 2):
+                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+                    args, kwargs = result
+        out = step(self, *args, **kwargs)
+        if not evaluates:
+            mx.eval(take_pending_writes())
+        self._opt_called = True
+        if self._step_post_hooks:
+            for hook in tuple(self._step_post_hooks.values()):
+                hook(self, args, kwargs)
+        return out
+
+    wrapper._lucid_step_hooks = True
+    return wrapper
+
+
+def _add_ordered_hook(hooks: OrderedDict, hook, prepend: bool) -> RemovableHandle:
+    handle = add_hook(hooks, hook)
+    if prepend:
+        hooks.move_to_end(handle._key, last=False)
+    return handle
+
+
+def _assign(t: Tensor, arr: mx.array, written: list) -> None:
+    """Store ``arr`` as the new value of ``t`` (a parameter or a state tensor), bumping its version as an in-place
+    write does, and remember it for the end-of-step evaluation."""
+    ex = t._extra
+    if ex is not None and (ex.view_of is not None or ex.data_alias or ex.inference):
+        # rare: a view writes through to its base, a `.data` alias keeps its version, an inference tensor refuses
+        with no_grad():
+            t._inplace(lambda _old: _wrap(arr))
+        if ex.view_of is not None:
+            written.append(ex.view_of[0]._st.data)
+    else:
+        st = t._st
+        st.data = arr
+        st.version += 1
+    written.append(arr)
+
+
+def _head(x: mx.array, g: mx.array, weight_decay, decay, maximize: bool, wd_mode):
+    """The common start of the update rules: negate the gradient to maximize, then weight decay, either coupled
+    (``wd_mode="l2"``: g + weight_decay * x) or decoupled (``"decoupled"``: x * decay, decay = 1 - lr * weight_decay).
+    Used inside the compiled kernels (``maximize`` and ``wd_mode`` are compile-time constants)."""
+    if maximize:
+        g = -g
+    if wd_mode == "l2":
+        g = g + weight_decay * x
+    elif wd_mode == "decoupled":
+        x = x * decay
+    return x, g
+
+
+def _wd_mode(weight_decay, decoupled: bool):
+    return None if weight_decay == 0 else ("decoupled" if decoupled else "l2")
+
+
+def _scalar_tensor(value: float) -> Tensor:
+    """A 0-d float32 state tensor (PyTorch keeps ``step`` this way)."""
+    return _wrap(mx.array(value, dtype=mx.float32))
+
+
+def _zeros_like(p: Tensor) -> Tensor:
+    return _wrap(mx.zeros_like(p._st.data))
+
+
+def _state_zeros(state: dict, key: str, p: Tensor) -> Tensor:
+    """``state[key]``, created as zeros if an option that needs it was switched on after the state was made."""
+    t = state.get(key)
+    if t is None:
+        t = state[key] = _zeros_like(p)
+    return t
+
+
+def _full_like(p: Tensor, value: float) -> Tensor:
+    return _wrap(mx.full(p._st.data.shape, value, dtype=p._st.data.dtype))
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32, as a 0-d float32 state tensor holds it."""
+    return float(np.float32(x))
+
+
+class Optimizer:
+    """Base class of all optimizers (``torch.optim.Optimizer``).
+
+    Args:
+        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (param groups) with a ``"params"``
+            entry and per-group options that override ``defaults``.
+        defaults: the default value of each option.
+    """
+
+    def __init__(self, params, defaults: dict):
+        self.defaults = defaults
+        self._step_pre_hooks: OrderedDict = OrderedDict()
+        self._step_post_hooks: OrderedDict = OrderedDict()
+        self._state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._load_state_dict_pre_hooks: OrderedDict = OrderedDict()
+        self._load_state_dict_post_hooks: OrderedDict = OrderedDict()
+        self._opt_called = False
+        self._scalars: dict = {}  # 0-d state tensor -> (its array, its Python value), see _scalar
+        self._consts: dict = {}  # (value, dtype) -> 0-d array, shared by the updates of one step
+        cls = type(self)
+        if not getattr(cls.step, "_lucid_step_hooks", False):
+            cls.step = _with_step_hooks(cls.step)
+
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, but "
+                            "got " + _typename(params))
+        self.state: defaultdict = defaultdict(dict)
+        self.param_groups: list[dict] = []
+        param_groups = list(params)
+        if len(param_groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(param_groups[0], dict):
+            param_groups = [{"params": param_groups}]
+        for group in param_groups:
+            self.add_param_group(group)
+
+    def __repr__(self) -> str:
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {key}: {group[key]}" for key in sorted(group) if key != "params")
+        return "\n".join(lines) + "\n)"
+
+    # ------------------------------------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict) -> None:
+        """Add a group of parameters with its own options (missing options take the optimizer's defaults)."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        else:
+            params = list(params)
+
+        tensors, names = [], []
+        for param in params:
+            if isinstance(param, tuple):
+                names.append(param[0])
+                tensors.append(param[1])
+            else:
+                tensors.append(param)
+        param_group["params"] = tensors
+        if names:
+            if len(names) != len(tensors):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            param_group["param_names"] = names
+
+        for param in tensors:
+            if not isinstance(param, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + _typename(param))
+            if not self.defaults.get("differentiable", None) and not (param.is_leaf or param.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+
+        for name, default in self.defaults.items():
+            if default is required and name not in param_group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+            param_group.setdefault(name, default)
+
+        if len(tensors) != len(set(tensors)):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+
+        seen: set = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+            if ("param_names" in param_group) != ("param_names" in group):
+                current = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {current} to the optimizer")
+        if not seen.isdisjoint(tensors):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+        self._on_new_group(param_group)
+
+    def _on_new_group(self, group: dict) -> None:
+        """Hook for optimizers whose state is created eagerly (Adagrad)."""
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradients of all optimized tensors: to None (default), or to zeros in place."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p._grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    if g._fn is not None:
+                        g.detach_()
+                    else:
+                        g.requires_grad_(False)
+                    st = g._st
+                    st.data = mx.zeros_like(st.data)
+                    st.version += 1
+
+    # ------------------------------------------------------------------------------------------------ step
+    def step(self, closure=None):
+        """Perform one optimization step; ``closure`` re-evaluates the model (with grad enabled) and returns the
+        loss, which ``step`` returns."""
+        loss = None
+        if closure is not None:
+            with enable_grad():
+                loss = closure()
+        self._consts = {}
+        written: list = []
+        for group in self.param_groups:
+            self._step_group(group, written)
+        written += take_pending_writes()  # tensors written in place under no_grad since (e.g. BatchNorm's stats)
+        mx.eval(written)  # the one evaluation point: the new parameters and the new optimizer state
+        return loss
+
+    def _step_group(self, group: dict, written: list) -> None:
+        """Update every parameter of ``group`` that has a gradient (parameters whose ``.grad`` is None are
+        skipped, as in PyTorch)."""
+        h = self._hyper(group)
+        update = self._update
+        if self._has_state(group):
+            state, init = self.state, self._init_state
+            for p in group["params"]:
+                g = p._grad
+                if g is not None:
+                    s = state[p]
+                    if not s:
+                        init(p, s, group)
+                    update(p, g._st.data, s, h, written)
+        else:
+            for p in group["params"]:
+                g = p._grad
+                if g is not None:
+                    update(p, g._st.data, None, h, written)
+
+    def _has_state(self, group: dict) -> bool:
+        return True
+
+    def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
+        """Create the state of one parameter (lazily, at its first step)."""
+
+    def _hyper(self, group: dict) -> tuple:
+        """The group's options that ``_update`` needs, read once per step."""
+        raise NotImplementedError
+
+    def _update(self, p: Tensor, grad: mx.array, state, h: tuple, written: list) -> None:
+        """Update one parameter from its gradient array; write the results with ``_assign``."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------------------------------------ helpers
+    def _const(self, value: float, dtype) -> mx.array:
+        """A 0-d array holding ``value``, shared by all the updates of this step (kernels take their scalars as
+        arrays, so a new learning rate does not recompile them)."""
+        key = (value, dtype)
+        arr = self._consts.get(key)
+        if arr is None:
+            arr = self._consts[key] = mx.array(value, dtype=dtype)
+        return arr
+
+    def _scalar(self, t: Tensor) -> float:
+        """The Python value of a 0-d state tensor (a step count, NAdam's mu_product)."""
+        known = self._scalars.get(t)
+        arr = t._st.data
+        if known is not None and known[0] is arr:
+            return known[1]
+        # the state was loaded or set from outside since this optimizer last wrote it: read it, once
+        return float(arr.item())
+
+    def _set_scalar(self, t: Tensor, value: float) -> None:
+        arr = self._const(value, mx.float32)
+        st = t._st
+        st.data = arr
+        st.version += 1
+        self._scalars[t] = (arr, value)
+
+    def _advance(self, step: Tensor) -> float:
+        """Count one more step in a ``state["step"]`` tensor; return the new count."""
+        n = self._scalar(step) + 1.0
+        self._set_scalar(step, n)
+        return n
+
+    # ------------------------------------------------------------------------------------------------ state dict
+    def state_dict(self) -> dict:
+        """The optimizer's state in PyTorch's layout: ``{"state": {index: {...}}, "param_groups": [{..., "params":
+        [indices]}]}``, parameters numbered in group order. State tensors are returned as they are (not copied)."""
+        for hook in tuple(self._state_dict_pre_hooks.values()):
+            hook(self)
+        index: dict[int, int] = {}
+        groups = []
+        start = 0
+        for group in self.param_groups:
+            packed = {k: v for k, v in group.items() if k != "params"}
+            for i, p in enumerate(group["params"], start):
+                index.setdefault(id(p), i)
+            packed["params"] = [index[id(p)] for p in group["params"]]
+            start += len(packed["params"])
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        state_dict = {"state": state, "param_groups": groups}
+        for hook in tuple(self._state_dict_post_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
+
+    def load_state_dict(self, state_dict: dict) -> None:
+        """Load a state from ``state_dict()`` (this optimizer's or a PyTorch one's layout). Group sizes must match;
+        floating-point state is cast to its parameter's dtype (except ``step``), as in PyTorch."""
+        state_dict = state_dict.copy()
+        for hook in tuple(self._load_state_dict_pre_hooks.values()):
+            result = hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups = self.param_groups
+        saved_groups = deepcopy(state_dict["param_groups"])
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+
+        state: defaultdict = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            if k in id_map:
+                param = id_map[k]
+                state[param] = _cast_state(param, v)
+            else:
+                state[k] = v
+
+        new_groups = []
+        for group, saved in zip(groups, saved_groups):
+            saved["params"] = group["params"]
+            if "param_names" in group and "param_names" not in saved:
+                saved["param_names"] = group["param_names"]
+            for name, default in self.defaults.items():  # older state dicts may lack newer options
+                saved.setdefault(name, default)
+            new_groups.append(saved)
+        self.state = state
+        self.param_groups = new_groups
+        self._scalars = {}
+        for hook in tuple(self._load_state_dict_post_hooks.values()):
+            hook(self)
+
+    # ------------------------------------------------------------------------------------------------ hooks
+    def register_step_pre_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None | (new_args, new_kwargs)`` runs before each ``step``."""
+        return add_hook(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook) -> RemovableHandle:
+        """``hook(optimizer, args, kwargs) -> None`` runs after each ``step``."""
+        return add_hook(self._step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer) -> None`` runs before ``state_dict`` builds the dict."""
+        return _add_ordered_hook(self._state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> None | state_dict`` runs on the dict ``state_dict`` returns."""
+        return _add_ordered_hook(self._state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer, state_dict) -> None | state_dict`` runs before ``load_state_dict`` loads."""
+        return _add_ordered_hook(self._load_state_dict_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend: bool = False) -> RemovableHandle:
+        """``hook(optimizer) -> None`` runs after ``load_state_dict``."""
+        return _add_ordered_hook(self._load_state_dict_post_hooks, hook, prepend)
+
+
+def _cast_state(param: Tensor, value, key=None):
+    """A copy of one parameter's loaded state: tensors become new lucid Tensors (sharing the immutable array) in the
+    parameter's dtype when it is floating point; ``step`` keeps its own dtype."""
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(param, v) for v in value)
+    cast = key != "step" and param.is_floating_point()
+    if isinstance(value, Tensor):
+        arr = value._st.data
+        if cast and arr.dtype != param.dtype:
+            arr = arr.astype(param.dtype)
+        return _wrap(arr)
+    if hasattr(value, "__array__") and not isinstance(value, (str, bytes)):  # numpy / MLX / PyTorch arrays
+        return _wrap(mx.array(np.asarray(value), dtype=param.dtype if cast else None))
+    if key == "step" and isinstance(value, (int, float)):  # old PyTorch checkpoints keep the step as a number
+        return _wrap(mx.array(float(value), dtype=mx.float32))
+    return value
+
+
+Optimizer.step = _with_step_hooks(Optimizer.step, evaluates=True)

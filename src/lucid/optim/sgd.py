@@ -1,0 +1,76 @@
+"""Stochastic gradient descent, optionally with (Nesterov) momentum — PyTorch's ``torch.optim.SGD``."""
+from __future__ import annotations
+
+import mlx.core as mx
+
+from .._tensor import _wrap
+from .optimizer import Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _head, _wd_mode
+
+__all__ = ["SGD"]
+
+
+@mx.compile
+def sgd_update(x, g, buf, weight_decay, momentum, damp, neg_lr, *, maximize, wd_mode, use_momentum, nesterov):
+    """One SGD step on arrays. ``buf`` is the momentum buffer (None at the first step: it starts as the gradient);
+    ``damp`` is ``1 - dampening``. Returns ``(x, buf)`` (``buf`` only with momentum)."""
+    x, g = _head(x, g, weight_decay, None, maximize, wd_mode)
+    if not use_momentum:
+        return (x + neg_lr * g,)
+    buf = g if buf is None else buf * momentum + damp * g
+    d = g + momentum * buf if nesterov else buf
+    return x + neg_lr * d, buf
+
+
+class SGD(Optimizer):
+    r"""Stochastic gradient descent (``torch.optim.SGD``), with PyTorch's update:
+
+    .. code-block:: text
+
+        g = -grad if maximize else grad;  g += weight_decay * p
+        b = g (first step)  or  momentum * b + (1 - dampening) * g       (when momentum != 0)
+        g = g + momentum * b if nesterov else b
+        p -= lr * g
+
+    State per parameter: ``momentum_buffer`` (only when momentum != 0). ``foreach``, ``fused`` and
+    ``differentiable`` are accepted for compatibility; they change nothing here (updates are fused MLX kernels and
+    are never recorded on the autograd tape).
+    """
+
+    def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,
+                 weight_decay: float = 0, nesterov: bool = False, *, maximize: bool = False, foreach=None,
+                 differentiable: bool = False, fused=None):
+        lr = _float_arg("lr", lr)
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        _check_nonnegative(momentum=momentum, weight_decay=weight_decay)
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
+                        nesterov=nesterov, maximize=maximize, foreach=foreach, differentiable=differentiable,
+                        fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+        _check_exclusive_flags(foreach, fused, differentiable)
+
+    def _has_state(self, group):
+        return group["momentum"] != 0
+
+    def _hyper(self, group):
+        return (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"],
+                group["maximize"])
+
+    def _update(self, p, g, s, h, written):
+        lr, momentum, dampening, wd, nesterov, maximize = h
+        x = p._st.data
+        dt = x.dtype
+        c = self._const
+        buf = None if s is None else s.get("momentum_buffer")
+        out = sgd_update(x, g, None if buf is None else buf._st.data, c(wd, dt), c(momentum, dt),
+                         c(1 - dampening, dt), c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False),
+                         use_momentum=momentum != 0, nesterov=nesterov)
+        _assign(p, out[0], written)
+        if s is not None:
+            if buf is None:
+                buf = s["momentum_buffer"] = _wrap(out[1])
+                written.append(out[1])
+            else:
+                _assign(buf, out[1], written)
