@@ -67,6 +67,7 @@ def train(model_name: str = "mlp", epochs: int = 30, seed: int = 0, batch_size: 
     model = mlp() if model_name == "mlp" else lenet()
     optimizer = lucid.optim.Adam(model.parameters(), lr=lr)
     scheduler = lucid.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
+    interactive = sys.stdout.isatty()  # redraw the bar per batch on a terminal; one line per epoch otherwise
     start = time.perf_counter()
     for epoch in range(1, epochs + 1):
         running = 0.0
@@ -76,11 +77,13 @@ def train(model_name: str = "mlp", epochs: int = 30, seed: int = 0, batch_size: 
             loss.backward()
             optimizer.step()
             running += loss.item()
-            if verbose:
+            if verbose and (interactive or i == len(train_loader)):
                 progress(epoch, epochs, i, len(train_loader), running / i, start)
+        if verbose and not interactive:
+            sys.stdout.write("\n")
         scheduler.step()
         if verbose and (epoch % 5 == 0 or epoch == epochs):
-            sys.stdout.write(f"  test accuracy {evaluate(model, test_loader):.3f}\n")
+            sys.stdout.write(f"{'  ' if interactive else ''}test accuracy {evaluate(model, test_loader):.3f}\n")
     accuracy = evaluate(model, test_loader)
     if verbose:
         print(f"\n{model_name}: test accuracy {accuracy:.4f} on {len(test_set)} held-out digits "
