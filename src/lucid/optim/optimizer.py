@@ -23,6 +23,7 @@ from itertools import chain
 import mlx.core as mx
 import numpy as np
 
+from .._compile import is_compiling
 from .._tensor import Tensor, _wrap, take_pending_writes
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
@@ -96,7 +97,7 @@ def _with_step_hooks(step, evaluates: bool = False):
                                            f"{result}.")
                     args, kwargs = result
         out = step(self, *args, **kwargs)
-        if not evaluates:
+        if not evaluates and not is_compiling():
             mx.eval(take_pending_writes())
         self._opt_called = True
         if self._step_post_hooks:
@@ -309,7 +310,8 @@ class Optimizer:
         for group in self.param_groups:
             self._step_group(group, written)
         written += take_pending_writes()  # tensors written in place under no_grad since (e.g. BatchNorm's stats)
-        mx.eval(written)  # the one evaluation point: the new parameters and the new optimizer state
+        if not is_compiling():  # (lucid.compile evaluates once per compiled step instead)
+            mx.eval(written)  # the one evaluation point: the new parameters and the new optimizer state
         return loss
 
     def _step_group(self, group: dict, written: list) -> None:
@@ -350,6 +352,8 @@ class Optimizer:
     def _const(self, value: float, dtype) -> mx.array:
         """A 0-d array holding ``value``, shared by all the updates of this step (kernels take their scalars as
         arrays, so a new learning rate does not recompile them)."""
+        if type(value) is mx.array:  # traced by lucid.compile: the value is itself an array
+            return value.astype(dtype)
         key = (value, dtype)
         arr = self._consts.get(key)
         if arr is None:
@@ -358,8 +362,10 @@ class Optimizer:
 
     def _scalar(self, t: Tensor) -> float:
         """The Python value of a 0-d state tensor (a step count, NAdam's mu_product)."""
-        known = self._scalars.get(t)
         arr = t._st.data
+        if is_compiling():  # inside lucid.compile the count is a traced array: compute with it, never read it
+            return arr
+        known = self._scalars.get(t)
         if known is not None and known[0] is arr:
             return known[1]
         # the state was loaded or set from outside since this optimizer last wrote it: read it, once
