@@ -21,63 +21,24 @@ matmul line in the header shows what it changes.
 from __future__ import annotations
 
 import argparse
-import ctypes
+import functools
 import os
 import platform
-import re
 import statistics
 import sys
 import time
 
+if __package__ in (None, ""):  # run as a script: make the bench package importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-def _load_openblas() -> str | None:
-    """Put Debian's OpenBLAS in the global symbol scope before MLX loads, so MLX's BLAS calls bind to it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libdir = f"/usr/lib/{platform.machine()}-linux-gnu"
-    for path in (f"{libdir}/openblas-pthread/libopenblas.so.0", f"{libdir}/libopenblas.so.0"):
-        if os.path.exists(path):
-            try:
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                return path
-            except OSError:
-                pass
-    return None
+from bench.env import blas_in_use, matmul_gflops  # noqa: E402  (loads OpenBLAS before MLX)
+from bench.timing import Stat, interleaved, paired_ratio  # noqa: E402
 
-
-OPENBLAS = _load_openblas()
-
-import mlx.core as mx  # noqa: E402  (after the BLAS is loaded, so MLX binds to it)
+import mlx.core as mx  # noqa: E402
 
 import lucid  # noqa: E402
 
 SIZE = 16  # elements per tensor: small, so the table measures overhead, not arithmetic
-
-
-# ---------------------------------------------------------------------------------------------------- header
-def blas_in_use() -> str:
-    if sys.platform == "darwin":
-        return "Accelerate (macOS CPU; on the GPU MLX uses its own Metal kernels)"
-    try:
-        with open("/proc/self/maps") as f:
-            maps = f.read()
-    except OSError:
-        maps = ""
-    if re.search(r"/libopenblas[^/\s]*\.so", maps):  # not numpy's own libscipy_openblas
-        return f"OpenBLAS ({OPENBLAS or 'preloaded'})"
-    return "reference BLAS bundled with mlx[cpu] (apt-get install libopenblas0-pthread for a fast one)"
-
-
-def matmul_gflops(n: int = 512, repeats: int = 5) -> float:
-    a = mx.random.normal((n, n))
-    b = mx.random.normal((n, n))
-    mx.eval(a, b, a @ b)
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        mx.eval(a @ b)
-        best = min(best, time.perf_counter() - t0)
-    return 2 * n ** 3 / best / 1e9
 
 
 # ---------------------------------------------------------------------------------------------------- workloads
@@ -162,14 +123,27 @@ def lucid_backward_walk(n):
 
 
 def measure(fns: dict, n: int, repeats: int) -> dict:
-    """Median seconds of each function, runs interleaved (one warm-up round first)."""
-    for f in fns.values():
-        f(n)
-    times = {k: [] for k in fns}
-    for _ in range(repeats):
-        for k, f in fns.items():
-            times[k].append(f(n))
-    return {k: statistics.median(v) for k, v in times.items()}
+    """Median seconds of each function on a chain of ``n`` ops, runs interleaved (one warm-up round first)."""
+    samples = interleaved({k: functools.partial(f, n) for k, f in fns.items()}, repeats)
+    return {k: statistics.median(v) for k, v in samples.items()}
+
+
+def torch_forward_backward(n):
+    """The same chain through PyTorch's tape (optional reference; only called when torch is installed)."""
+    import torch
+    x = torch.ones(SIZE, requires_grad=True)
+    t0 = time.perf_counter()
+    chain(x, n, torch.sin).sum().backward()
+    assert x.grad is not None
+    return time.perf_counter() - t0
+
+
+def has_torch() -> bool:
+    try:
+        import torch  # noqa: F401
+        return True
+    except ImportError:
+        return False
 
 
 # ---------------------------------------------------------------------------------------------------- tables
@@ -177,10 +151,19 @@ def per_op(seconds: float, n: int) -> float:
     return seconds / n * 1e6
 
 
-def overhead_table(n: int, repeats: int) -> str:
-    t = measure({"mlx": mlx_forward, "rec": lucid_forward, "nograd": lucid_forward_no_grad, "mxbuild": mlx_build,
-                 "build": lucid_build, "mxgrad": mlx_grad, "fb": lucid_forward_backward,
-                 "walk": lucid_backward_walk}, n, repeats)
+def measure_overhead(n: int, repeats: int) -> dict:
+    """Median seconds of every variant on a chain of ``n`` ops."""
+    return measure({"mlx": mlx_forward, "rec": lucid_forward, "nograd": lucid_forward_no_grad, "mxbuild": mlx_build,
+                    "build": lucid_build, "mxgrad": mlx_grad, "fb": lucid_forward_backward,
+                    "walk": lucid_backward_walk}, n, repeats)
+
+
+def recording_overhead_us(t: dict, n: int) -> float:
+    """What recording one op costs on top of the MLX call (µs): lucid forward with a tape minus MLX forward."""
+    return per_op(t["rec"] - t["mlx"], n)
+
+
+def overhead_table(t: dict, n: int, repeats: int) -> str:
     rows = [
         ("forward, recording (requires_grad=True)", t["rec"], t["mlx"], "MLX forward"),
         ("forward, recording, graph build only (no eval)", t["build"], t["mxbuild"], "MLX build"),
@@ -197,16 +180,54 @@ def overhead_table(n: int, repeats: int) -> str:
     return "\n".join(out)
 
 
-def scaling_table(sizes, repeats_for) -> str:
-    out = ["Backward scaling, forward + backward per node (a flat per-node cost means time linear in N):", "",
-           "| N nodes | lucid fwd+bwd µs/node | mx.grad µs/node | ratio | lucid backward walk µs/node |",
-           "|---:|---:|---:|---:|---:|"]
+def measure_scaling(sizes, repeats_for) -> list[dict]:
+    """Per chain length: interleaved samples (seconds per node) of lucid fwd+bwd, mx.grad, lucid's walk alone and,
+    when installed, PyTorch fwd+bwd."""
+    fns = {"lucid": lucid_forward_backward, "mx.grad": mlx_grad, "walk": lucid_backward_walk}
+    if has_torch():
+        fns["torch"] = torch_forward_backward
+    rows = []
     for n in sizes:
-        t = measure({"mxgrad": mlx_grad, "fb": lucid_forward_backward, "walk": lucid_backward_walk}, n,
-                    repeats_for(n))
-        a, b = per_op(t["fb"], n), per_op(t["mxgrad"], n)
-        out.append(f"| {n:,} | {a:.2f} | {b:.2f} | {a / b:.2f}x | {per_op(t['walk'], n):.2f} |")
+        samples = interleaved({k: functools.partial(f, n) for k, f in fns.items()}, repeats_for(n))
+        rows.append({"n": n, **{k: [s / n for s in v] for k, v in samples.items()}})
+    return rows
+
+
+def scaling_table(rows: list[dict]) -> str:
+    """Markdown: µs per node at each chain length, and how the per-node cost at the longest chain compares with the
+    shortest (1.00x = perfectly flat)."""
+    torch_col = any("torch" in r for r in rows)
+    head = "| N nodes | lucid fwd+bwd µs/node | mx.grad µs/node | lucid / mx.grad | lucid walk µs/node |"
+    rule = "|---:|---:|---:|---:|---:|"
+    if torch_col:
+        head, rule = head + " torch fwd+bwd µs/node |", rule + "---:|"
+    out = ["Backward over a chain of N elementwise ops, time per node (medians ±half-IQR; flat = linear in N):", "",
+           head, rule]
+    for r in rows:
+        ratio = paired_ratio(r["lucid"], r["mx.grad"])
+        line = (f"| {r['n']:,} | {Stat(r['lucid']).fmt(1e6)} | {Stat(r['mx.grad']).fmt(1e6)} | "
+                f"{ratio.median:.2f}x | {Stat(r['walk']).fmt(1e6)} |")
+        if torch_col:
+            line += f" {Stat(r['torch']).fmt(1e6) if r.get('torch') else '—'} |"
+        out.append(line)
+    if len(rows) > 1:
+        first, last = rows[0], rows[-1]
+        growth = {k: Stat(last[k]).median / Stat(first[k]).median for k in ("lucid", "mx.grad")}
+        out += ["", f"Per-node cost at N = {last['n']:,} relative to N = {first['n']:,}: lucid "
+                    f"{growth['lucid']:.2f}x, mx.grad {growth['mx.grad']:.2f}x."]
     return "\n".join(out)
+
+
+def flatness(rows: list[dict], key: str = "lucid") -> float:
+    """Per-node cost at the longest chain over the per-node cost at the shortest."""
+    return Stat(rows[-1][key]).median / Stat(rows[0][key]).median
+
+
+def header_lines() -> list[str]:
+    return [f"lucid {lucid.__version__}, MLX {mx.__version__}, Python {platform.python_version()}",
+            f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, MLX device "
+            f"{mx.default_device()}",
+            f"BLAS: {blas_in_use()}; float32 matmul 512x512: {matmul_gflops():.1f} GFLOP/s"]
 
 
 def main() -> None:
@@ -216,14 +237,12 @@ def main() -> None:
     p.add_argument("--max-n", type=int, default=100_000, help="longest chain in the scaling table")
     args = p.parse_args()
 
-    print(f"lucid {lucid.__version__}, MLX {mx.__version__}, Python {platform.python_version()}")
-    print(f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, MLX device {mx.default_device()}")
-    print(f"BLAS: {blas_in_use()}; float32 matmul 512x512: {matmul_gflops():.1f} GFLOP/s")
+    print("\n".join(header_lines()))
     print()
-    print(overhead_table(args.n, args.repeats))
+    print(overhead_table(measure_overhead(args.n, args.repeats), args.n, args.repeats))
     print()
     sizes = [n for n in (1_000, 10_000, 100_000) if n <= args.max_n]
-    print(scaling_table(sizes, lambda n: max(5, args.repeats * 1000 // n)))
+    print(scaling_table(measure_scaling(sizes, lambda n: max(5, args.repeats * 1000 // n))))
 
 
 if __name__ == "__main__":

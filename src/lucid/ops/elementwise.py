@@ -38,7 +38,8 @@ def _binary(f):
     def fwd(a, b, *rest):
         ta, tb = type(a), type(b)
         if ta is _array and tb is _array:
-            if a.dtype != b.dtype:
+            # MLX's promotion is PyTorch's except when exactly one operand is 0-d (cheap test first)
+            if (a.ndim == 0) is not (b.ndim == 0) and a.dtype != b.dtype:
                 a, b = promote(a, b)
         elif ta is np.ndarray or tb is np.ndarray:
             return fwd(_operand(a), _operand(b), *rest)
@@ -374,13 +375,13 @@ Tensor.cpu = lambda self: self
 Tensor.type_as = lambda self, other: cast(self, other.dtype)
 
 # operators
-Tensor.__add__ = lambda self, other: _add(self, other)
+Tensor.__add__ = _add  # the op itself: no extra Python frame per operator
 Tensor.__radd__ = lambda self, other: _add(other, self)
-Tensor.__sub__ = lambda self, other: _sub(self, other)
+Tensor.__sub__ = _sub
 Tensor.__rsub__ = lambda self, other: _rsub(self, other)
-Tensor.__mul__ = lambda self, other: mul(self, other)
+Tensor.__mul__ = mul
 Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__truediv__ = lambda self, other: _div(self, other)
+Tensor.__truediv__ = _div
 Tensor.__rtruediv__ = lambda self, other: _div(other, self)
 Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
 Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)

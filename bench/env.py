@@ -1,0 +1,109 @@
+"""The benchmark environment: a fast BLAS loaded before MLX, and a description of what ran.
+
+Importing this module (every bench entry point does, before ``import mlx.core``) puts Debian's OpenBLAS in the
+global symbol scope on Linux, so that the ``mlx[cpu]`` wheel's BLAS calls bind to it instead of the bundled
+reference BLAS (30-40x slower matmuls). Install it with ``apt-get install libopenblas0-pthread``. If MLX was
+imported earlier in the process (a test session), loading it here changes nothing, and ``blas_in_use`` says so
+honestly.
+"""
+from __future__ import annotations
+
+import ctypes
+import datetime
+import os
+import platform
+import re
+import sys
+import time
+
+
+def _load_openblas() -> str | None:
+    """Put Debian's OpenBLAS in the global symbol scope before MLX loads, so MLX's BLAS calls bind to it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    libdir = f"/usr/lib/{platform.machine()}-linux-gnu"
+    for path in (f"{libdir}/openblas-pthread/libopenblas.so.0", f"{libdir}/libopenblas.so.0"):
+        if os.path.exists(path):
+            try:
+                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                return path
+            except OSError:
+                pass
+    return None
+
+
+OPENBLAS = _load_openblas()
+
+import mlx.core as mx  # noqa: E402  (after the BLAS is loaded, so MLX binds to it)
+
+
+def blas_in_use() -> str:
+    if sys.platform == "darwin":
+        return "Accelerate (macOS CPU; on the GPU MLX uses its own Metal kernels)"
+    try:
+        with open("/proc/self/maps") as f:
+            maps = f.read()
+    except OSError:
+        maps = ""
+    if re.search(r"/libopenblas[^/\s]*\.so", maps):  # not numpy's own libscipy_openblas
+        return f"OpenBLAS ({OPENBLAS or 'preloaded'})"
+    return "reference BLAS bundled with mlx[cpu] (apt-get install libopenblas0-pthread for a fast one)"
+
+
+def matmul_gflops(n: int = 512, repeats: int = 5) -> float:
+    """float32 n x n matmul throughput: shows at a glance whether a real BLAS ran."""
+    a = mx.random.normal((n, n))
+    b = mx.random.normal((n, n))
+    mx.eval(a, b, a @ b)
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        mx.eval(a @ b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n ** 3 / best / 1e9
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _memory_gib() -> str:
+    try:
+        with open("/proc/meminfo") as f:
+            kib = int(f.readline().split()[1])
+        return f", {kib / 2 ** 20:.0f} GiB RAM"
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def describe() -> dict:
+    """What ran where: the lines every report starts with."""
+    import lucid
+    try:
+        import torch
+        torch_version = f"{torch.__version__} ({torch.get_num_threads()} threads)"
+    except ImportError:
+        torch_version = "not installed"
+    return {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "machine": f"{platform.system()} {platform.machine()}, {_cpu_model()}, {os.cpu_count()} CPUs{_memory_gib()}",
+        "python": platform.python_version(),
+        "mlx": f"{mx.__version__}, device {mx.default_device()}",
+        "lucid": lucid.__version__,
+        "torch": torch_version,
+        "blas": f"{blas_in_use()}; float32 matmul 512x512: {matmul_gflops():.1f} GFLOP/s",
+        "compiler": "g++ on PATH (mx.compile fuses on CPU)" if _on_path("g++")
+                    else "no g++ on PATH: mx.compile cannot fuse on CPU",
+    }
+
+
+def _on_path(name: str) -> bool:
+    import shutil
+    return shutil.which(name) is not None

@@ -1,0 +1,219 @@
+"""Training-step workloads: the same model, initial weights, batch and optimizer in lucid (eager and
+``lucid.compile``), MLX (eager and ``mx.compile``) and, when installed, PyTorch.
+
+Every implementation does one full step per call and ends it with the same synchronisation: the parameters and the
+optimizer state are evaluated (lucid's ``optimizer.step()`` does this itself, once per step; MLX does
+``mx.eval(model.parameters(), optimizer.state)``), then the loss is read with ``.item()``. The batch is fixed, so the
+loss falls from step to step and the first steps' losses show whether the implementations agree.
+"""
+from __future__ import annotations
+
+import gc
+from dataclasses import dataclass
+from functools import partial
+from typing import Callable
+
+import mlx.core as mx
+import mlx.nn as mnn
+import mlx.optimizers as mopt
+import numpy as np
+
+import lucid
+
+from . import models
+from .harness import run_implementations
+
+
+@dataclass
+class Spec:
+    key: str
+    title: str
+    model: Callable            # root module (lucid or torch) -> PyTorch-API model
+    mlx_model: Callable[[], mnn.Module]
+    mlx_weights: Callable[[dict], list]
+    data: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
+    optimizer: str             # "SGD", "Adam" or "AdamW"
+    lr: float
+    target_eager: float        # the issue's target for lucid eager / MLX eager
+    nchw: bool = False         # input is an image batch: MLX gets it as NHWC
+
+
+def _classes(shape, classes: int):
+    return lambda rng: (rng.standard_normal(shape, dtype=np.float32), rng.integers(0, classes, shape[0]))
+
+
+def _tokens(batch: int, seq: int, vocab: int):
+    def data(rng):
+        ids = rng.integers(0, vocab, (batch, seq + 1))
+        return ids[:, :-1], ids[:, 1:]  # next-token prediction
+    return data
+
+
+LM = dict(vocab=256, d=128, heads=4, layers=2, seq=64)
+SPECS = {
+    "mlp": Spec("mlp", "MLP 784-512-512-10, batch 128, SGD", partial(models.mlp, sizes=[784, 512, 512, 10]),
+                partial(models.mlx_mlp, [784, 512, 512, 10]), models.mlp_weights, _classes((128, 784), 10),
+                "SGD", 0.01, 1.05),
+    "tiny_mlp": Spec("tiny_mlp", "MLP 32-32-32-10, batch 16, SGD (overhead-bound)",
+                     partial(models.mlp, sizes=[32, 32, 32, 10]), partial(models.mlx_mlp, [32, 32, 32, 10]),
+                     models.mlp_weights, _classes((16, 32), 10), "SGD", 0.01, 1.10),
+    "cnn": Spec("cnn", "LeNet CNN 28x28, batch 64, Adam", models.lenet, models.mlx_lenet, models.lenet_weights,
+                _classes((64, 1, 28, 28), 10), "Adam", 1e-3, 1.10, nchw=True),
+    "transformer": Spec("transformer", "Transformer LM 2 layers d=128 4 heads, seq 64, batch 16, vocab 256, AdamW",
+                        partial(models.tiny_lm, **LM), partial(models.MLXTinyLM, **LM), models.lm_weights,
+                        _tokens(16, LM["seq"], LM["vocab"]), "AdamW", 1e-3, 1.10),
+}
+
+
+# ---------------------------------------------------------------------------------------------------- setup
+def initial_state(spec: Spec) -> tuple[dict, tuple]:
+    """lucid's initial weights (numpy, PyTorch names) and the batch, both from seed 0."""
+    lucid.manual_seed(0)
+    state = {k: v.numpy() for k, v in spec.model(lucid).state_dict().items()}
+    return state, spec.data(np.random.default_rng(0))
+
+
+def _loss(F, logits, target):
+    if logits.ndim > 2:  # (N, S, V) language-model logits
+        logits, target = logits.reshape(-1, logits.shape[-1]), target.reshape(-1)
+    return F.cross_entropy(logits, target)
+
+
+def pytorch_style(root, spec: Spec, state: dict, batch: tuple, compiled: bool = False) -> Callable[[], float]:
+    """The step as a PyTorch user writes it; ``root`` is ``lucid`` or ``torch``."""
+    model = spec.model(root)
+    model.load_state_dict({k: root.from_numpy(v.copy()) for k, v in state.items()})
+    kwargs = {"weight_decay": 0.01} if spec.optimizer == "AdamW" else {}
+    optimizer = getattr(root.optim, spec.optimizer)(model.parameters(), lr=spec.lr, **kwargs)
+    F = root.nn.functional
+    x, y = (root.from_numpy(np.ascontiguousarray(a)) for a in batch)
+
+    def step(x, y):
+        optimizer.zero_grad()
+        loss = _loss(F, model(x), y)
+        loss.backward()
+        optimizer.step()
+        return loss
+
+    if compiled:
+        step = lucid.compile(step, state=[model, optimizer])
+    return lambda: step(x, y).item()
+
+
+def mlx_style(spec: Spec, state: dict, batch: tuple, compiled: bool = False) -> Callable[[], float]:
+    """The step as an MLX user writes it: ``nn.value_and_grad`` and ``mlx.optimizers``; compiled with the model and
+    optimizer state as ``inputs``/``outputs``, as the MLX documentation shows."""
+    model = spec.mlx_model()
+    model.load_weights(spec.mlx_weights(state))
+    if spec.optimizer == "SGD":
+        optimizer = mopt.SGD(learning_rate=spec.lr)
+    elif spec.optimizer == "Adam":
+        optimizer = mopt.Adam(learning_rate=spec.lr, bias_correction=True)  # PyTorch's Adam corrects the bias
+    else:
+        optimizer = mopt.AdamW(learning_rate=spec.lr, weight_decay=0.01, bias_correction=True)
+    optimizer.init(model.trainable_parameters())
+    x, y = batch
+    x = mx.array(np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if spec.nchw else x)
+    y = mx.array(y)
+
+    def loss_fn(model, x, y):
+        return mnn.losses.cross_entropy(model(x), y, reduction="mean")
+
+    loss_and_grad = mnn.value_and_grad(model, loss_fn)
+
+    def step(x, y):
+        loss, grads = loss_and_grad(model, x, y)
+        optimizer.update(model, grads)
+        return loss
+
+    if compiled:
+        step = mx.compile(step, inputs=[model.state, optimizer.state], outputs=[model.state, optimizer.state])
+
+    def call():
+        loss = step(x, y)
+        mx.eval(model.parameters(), optimizer.state)
+        return loss.item()
+
+    return call
+
+
+def builders(spec: Spec, state: dict, batch: tuple) -> dict[str, Callable]:
+    out = {"lucid": partial(pytorch_style, lucid, spec, state, batch),
+           "mlx": partial(mlx_style, spec, state, batch),
+           "lucid.compile": partial(pytorch_style, lucid, spec, state, batch, compiled=True),
+           "mx.compile": partial(mlx_style, spec, state, batch, compiled=True)}
+    try:
+        import torch
+        out["torch"] = partial(pytorch_style, torch, spec, state, batch)
+    except ImportError:
+        pass
+    return out
+
+
+def run(key: str, repeats: int, block_s: float, check_calls: int = 3):
+    spec = SPECS[key]
+    state, batch = initial_state(spec)
+    return run_implementations(key, spec.title, builders(spec, state, batch), repeats=repeats, block_s=block_s,
+                               check_calls=check_calls)
+
+
+# ---------------------------------------------------------------------------------------------------- memory
+def peak_memory(key: str, implementations=("lucid", "mlx", "lucid.compile", "mx.compile")) -> dict:
+    """Per implementation, built alone and warmed up: bytes above the process's baseline at the peak of one step
+    (weights, gradients, optimizer state, batch and temporaries), and the step's own rise over what was live
+    before it. Errors are returned as strings."""
+    spec = SPECS[key]
+    state, batch = initial_state(spec)
+    out = {}
+    for name in implementations:
+        try:
+            gc.collect()
+            mx.clear_cache()
+            base = mx.get_active_memory()
+            call = builders(spec, state, batch)[name]()
+            for _ in range(3):
+                call()
+            gc.collect()
+            before = mx.get_active_memory()
+            mx.reset_peak_memory()
+            call()
+            peak = mx.get_peak_memory()
+            out[name] = {"peak": peak - base, "rise": peak - before}
+            del call
+        except Exception as e:
+            out[name] = f"{type(e).__name__}: {e}"
+    gc.collect()
+    return out
+
+
+def memory_after_backward(key: str) -> dict:
+    """lucid: active memory before a forward and after ``loss.backward()`` (retain_graph=False), the gradients'
+    evaluation and ``del`` of the loss and output; the gradients already exist (a first backward made them), so the
+    two numbers should be equal: a difference is memory the graph keeps alive."""
+    spec = SPECS[key]
+    state, batch = initial_state(spec)
+    model = spec.model(lucid)
+    model.load_state_dict({k: lucid.from_numpy(v.copy()) for k, v in state.items()})
+    x, y = (lucid.from_numpy(np.ascontiguousarray(a)) for a in batch)
+    params = list(model.parameters())
+
+    def forward_backward():
+        out = model(x)
+        loss = _loss(lucid.nn.functional, out, y)
+        loss.backward()
+        mx.eval([p.grad.mlx for p in params])
+        return out, loss
+
+    out, loss = forward_backward()
+    del out, loss
+    gc.collect()
+    before = mx.get_active_memory()
+    mx.reset_peak_memory()
+    out, loss = forward_backward()
+    peak = mx.get_peak_memory()
+    del out, loss
+    after = mx.get_active_memory()
+    gc.collect()
+    after_gc = mx.get_active_memory()
+    return {"before": before, "after": after, "after_gc": after_gc, "peak": peak,
+            "grads": sum(p.grad.mlx.nbytes for p in params)}
