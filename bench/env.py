@@ -5,6 +5,11 @@ global symbol scope on Linux, so that the ``mlx[cpu]`` wheel's BLAS calls bind t
 reference BLAS (30-40x slower matmuls). Install it with ``apt-get install libopenblas0-pthread``. If MLX was
 imported earlier in the process (a test session), loading it here changes nothing, and ``blas_in_use`` says so
 honestly.
+
+It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set) before PyTorch can load: PyTorch's OpenMP threads
+otherwise spin for a while after each op, and on a small machine they steal the cores from the MLX/OpenBLAS
+threads of the implementation timed next (and OpenBLAS's spinning threads from PyTorch's): a 10x slowdown of the
+PyTorch MLP step in one process with MLX, and noise in every other column.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ def _load_openblas() -> str | None:
     return None
 
 
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 OPENBLAS = _load_openblas()
 
 import mlx.core as mx  # noqa: E402  (after the BLAS is loaded, so MLX binds to it)

@@ -21,7 +21,7 @@ import numpy as np
 import lucid
 
 from . import models
-from .harness import run_implementations
+from .harness import Settings, run_implementations
 
 
 @dataclass
@@ -150,11 +150,10 @@ def builders(spec: Spec, state: dict, batch: tuple) -> dict[str, Callable]:
     return out
 
 
-def run(key: str, repeats: int, block_s: float, check_calls: int = 3):
+def run(key: str, settings: Settings):
     spec = SPECS[key]
     state, batch = initial_state(spec)
-    return run_implementations(key, spec.title, builders(spec, state, batch), repeats=repeats, block_s=block_s,
-                               check_calls=check_calls)
+    return run_implementations(key, spec.title, builders(spec, state, batch), settings)
 
 
 # ---------------------------------------------------------------------------------------------------- memory

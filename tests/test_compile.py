@@ -120,3 +120,24 @@ def test_value_dependent_control_flow_is_a_clear_error():
     f(X)  # the first call of a configuration runs eagerly
     with pytest.raises(RuntimeError, match="read a tensor's value.*lucid.where"):
         f(X)
+
+
+def test_a_failed_trace_leaves_parameters_grads_and_rng_usable():
+    model = mlp()
+    x = lucid.randn(4, 8)
+    model(x).sum().backward()
+    before = _params(model)
+
+    def branchy(inp):
+        out = model(inp).sum()
+        out.backward()
+        return out if out > 0 else -out
+
+    f = lucid.compile(branchy)
+    f(x)
+    with pytest.raises(RuntimeError, match="read a tensor's value"):
+        f(x)
+    assert lucid.rand(2).shape == (2,)  # the random key is a real array again
+    for a, b in zip(before, _params(model)):
+        np.testing.assert_array_equal(a, b)
+    assert all(p.grad is not None for p in model.parameters())

@@ -206,8 +206,10 @@ class _Compiled:
 
         def run(tensors, params, optimizers, arg_arrays):
             before = [t._st.data for t in tensors]
+            grads_before = [p._grad for p in params]
+            key_before = _random._key[0]
             lrs = [g["lr"] for g in groups]
-            flat = (before + [p._grad._st.data for p in grad_in] + [_random._key[0]]
+            flat = (before + [p._grad._st.data for p in grad_in] + [key_before]
                     + [mx.array(lr, dtype=mx.float32) for lr in lrs] + arg_arrays)
             _tracing[0] = True
             try:
@@ -220,8 +222,11 @@ class _Compiled:
                 _tracing[0] = False
                 for t, a in zip(tensors, before):  # undo what a trace wrote (its values are placeholders)
                     t._st.data = a
+                for p, g in zip(params, grads_before):
+                    p._grad = g
                 for g, lr in zip(groups, lrs):
                     g["lr"] = lr
+                _random._key[0] = key_before
             for t, a in zip(tensors, outs[:n_t]):
                 if t._st.data is not a:
                     t._st.data = a

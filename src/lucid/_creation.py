@@ -12,7 +12,7 @@ import mlx.core as mx
 import numpy as np
 
 from . import _dtype
-from ._random import get_rng_state, manual_seed, next_key, set_rng_state  # noqa: F401
+from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
 from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
 

@@ -143,3 +143,15 @@ _MX_TO_NUMPY = {v: k for k, v in _NUMPY_TO_MX.items() if k != np.dtype("complex1
 
 def to_numpy_dtype(dt):
     return _MX_TO_NUMPY.get(dt, np.dtype("float32"))
+
+
+def parse_to_args(args, dtype=None, device=None) -> tuple:
+    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` -> (dtype, device) (Tensor and Module)."""
+    for a in args:
+        if isinstance(a, mx.Dtype):
+            dtype = a
+        elif hasattr(a, "dtype") and hasattr(a, "_st"):  # a Tensor: take its dtype
+            dtype = a.dtype
+        else:
+            device = a
+    return dtype, device

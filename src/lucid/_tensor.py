@@ -186,7 +186,7 @@ class Tensor:
 
     def __bool__(self):
         if self._st.data.size != 1:
-            raise RuntimeError(f"Boolean value of Tensor with more than one value is ambiguous")
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._st.data.item())
 
     def __float__(self):

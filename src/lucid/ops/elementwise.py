@@ -345,14 +345,8 @@ Tensor.where = lambda self, condition, other: _where(condition, self, other)
 
 def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
     """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
-    from .._dtype import check_device
-    for a in args:
-        if isinstance(a, Tensor):
-            dtype = a.dtype
-        elif isinstance(a, mx.Dtype):
-            dtype = a
-        else:
-            device = a
+    from .._dtype import check_device, parse_to_args
+    dtype, device = parse_to_args(args, dtype, device)
     if device is not None:
         check_device(device, dtype or self.dtype)
     out = self if dtype is None else cast(self, dtype)

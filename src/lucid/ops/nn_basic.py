@@ -24,7 +24,7 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._core import data, defop
 from .elementwise import where
-from .linalg import _addmm, _check_mm, matmul, mm
+from .linalg import _addmm, _check_mm, matmul
 from .reduce import norm, softmax
 from .shape import broadcast_tensors
 

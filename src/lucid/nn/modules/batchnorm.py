@@ -14,9 +14,8 @@ from ... import _creation
 from ..._dtype import int64
 from ..._tensor import Tensor
 from .. import functional as F
-from .. import init
-from ..parameter import Parameter
 from .module import Module
+from .normalization import register_affine, reset_affine
 
 
 class _NormBase(Module):
@@ -32,15 +31,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(_creation.empty(num_features, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_features, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, num_features, affine, bias, dtype, device)
         if track_running_stats:
             self.register_buffer("running_mean", _creation.zeros(num_features, dtype=dtype, device=device))
             self.register_buffer("running_var", _creation.ones(num_features, dtype=dtype, device=device))
@@ -59,10 +50,7 @@ class _NormBase(Module):
 
     def reset_parameters(self) -> None:
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def _check_input_dim(self, input: Tensor) -> None:
         raise NotImplementedError

@@ -472,13 +472,7 @@ class Module:
         kwargs.pop("non_blocking", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
-        for a in args:
-            if isinstance(a, Tensor):
-                dtype = a.dtype
-            elif isinstance(a, mx.Dtype):
-                dtype = a
-            else:
-                device = a
+        dtype, device = _dtype.parse_to_args(args, dtype, device)
         if dtype is not None and not (_dtype.is_floating(dtype) or _dtype.is_complex(dtype)):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype=lucid.{_dtype.dtype_name(dtype)}")

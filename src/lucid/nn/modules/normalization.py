@@ -13,6 +13,23 @@ def _shape(normalized_shape) -> tuple:
     return (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
 
 
+def register_affine(module: Module, shape, affine: bool, bias: bool, dtype, device) -> None:
+    """The ``weight`` (ones) and ``bias`` (zeros) of a normalization layer, or None entries when not ``affine``
+    (shared by LayerNorm, GroupNorm, BatchNorm and InstanceNorm)."""
+    shape = _shape(shape)
+    module.register_parameter("weight", Parameter(_creation.empty(*shape, dtype=dtype, device=device))
+                              if affine else None)
+    module.register_parameter("bias", Parameter(_creation.empty(*shape, dtype=dtype, device=device))
+                              if affine and bias else None)
+
+
+def reset_affine(module: Module) -> None:
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims (biased variance), then ``* weight + bias``
     (elementwise, of ``normalized_shape``; initialised to ones and zeros)."""
@@ -23,22 +40,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(_creation.empty(*self.normalized_shape, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_creation.empty(*self.normalized_shape, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, self.normalized_shape, elementwise_affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -61,22 +67,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(_creation.empty(num_channels, dtype=dtype, device=device))
-            if bias:
-                self.bias = Parameter(_creation.empty(num_channels, dtype=dtype, device=device))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        register_affine(self, num_channels, affine, bias, dtype, device)
         self.reset_parameters()
 
     def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        reset_affine(self)
 
     def forward(self, input: Tensor) -> Tensor:
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
