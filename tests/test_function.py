@@ -314,3 +314,37 @@ def test_once_differentiable():
 def test_calling_instance_is_legacy_error():
     with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
         Cube()(lucid.tensor(1.0))
+
+
+class STE(Function):
+    """Straight-through estimator: forward rounds, backward passes the gradient unchanged."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.round()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 1.0
+
+
+class CubeJvp(Cube):
+    @staticmethod
+    def jvp(ctx, t):
+        (x,) = ctx.saved_tensors
+        return t * 3 * x ** 2
+
+
+def test_function_backward_is_used_inside_lucid_func_transforms():
+    import lucid.func as func
+    x = lucid.tensor([0.4, 1.6])
+    assert func.grad(lambda t: STE.apply(t).sum())(x).tolist() == [1.0, 1.0]  # not round's zero gradient
+    assert func.grad(func.grad(lambda t: Cube.apply(t).sum()))(lucid.tensor(2.0)).item() == 12.0
+    assert func.vmap(func.grad(lambda t: Cube.apply(t)))(lucid.tensor([1.0, 2.0])).tolist() == [3.0, 12.0]
+
+
+def test_function_jvp_gives_the_forward_mode_rule():
+    import lucid.func as func
+    out, tangent = func.jvp(lambda t: CubeJvp.apply(t), (lucid.tensor(2.0),), (lucid.tensor(1.0),))
+    assert out.item() == 8.0 and tangent.item() == 12.0
+    assert func.jacfwd(lambda t: CubeJvp.apply(t))(lucid.tensor([1.0, 2.0])).tolist() == [[3.0, 0.0], [0.0, 12.0]]

@@ -30,6 +30,7 @@ import mlx.core as mx
 
 from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
+from .autograd.function import in_mlx_transform
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call"]
@@ -143,7 +144,7 @@ class _Traced:
         it = iter(arrays)
         for i in self.argnums:
             args[i] = _unflatten(args[i], (_wrap(a) for a in it))
-        with gm.no_grad():
+        with gm.no_grad(), in_mlx_transform():
             out = self.func(*args, **self.kwargs)
         aux = None
         if self.has_aux:
@@ -385,7 +386,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         def batched(*arrays):
             it = iter(arrays)
             new = [_wrap(next(it)) if d is not None else t for t, d in zip(leaves, dims)]
-            with gm.no_grad():
+            with gm.no_grad(), in_mlx_transform():
                 out = func(*_unflatten(args, new), **kwargs)
             box[:] = [out]
             return _arrays(out)

@@ -16,6 +16,7 @@ import mlx.core as mx
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
 from . import grad_mode as gm
+from .engine import _conform
 from .graph import FREED_MESSAGE, Node, edge_of
 
 
@@ -143,6 +144,13 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *tangents):
+        """Optional forward-mode rule: the output tangents from one tangent per forward input (None for
+        non-tensor inputs). Used by the forward-mode transforms of ``lucid.func`` (``jvp``, ``jacfwd``)."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it with "
+                                  "forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = cls._backward_cls()
@@ -150,6 +158,8 @@ class Function(metaclass=_FunctionMeta):
         ctx._input_is_tensor = is_tensor
         ctx.needs_input_grad = tuple(t and a.requires_grad for t, a in zip(is_tensor, args))
         record = gm.state.grad and any(ctx.needs_input_grad)
+        if not record and _mlx_transform_depth[0]:
+            return _apply_in_mlx_transform(cls, args, kwargs)
         with gm.no_grad():
             if _has_setup_context(cls):
                 raw = cls.forward(*args, **kwargs)
@@ -180,6 +190,85 @@ class Function(metaclass=_FunctionMeta):
         ctx.num_outputs = len(ctx._out_meta)
         ctx._saved_versions = tuple(None if t is None else t._st.version for t in ctx._saved)
         return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
+
+
+# lucid.func runs user code inside MLX's transforms (mx.grad, mx.vjp, mx.jvp, mx.vmap); there a Function must
+# hand MLX its own backward (and jvp) rather than let MLX differentiate the forward's MLX calls.
+_mlx_transform_depth = [0]
+
+
+class in_mlx_transform:
+    """Context manager used by ``lucid.func`` around user code that runs inside an MLX transform."""
+
+    def __enter__(self):
+        _mlx_transform_depth[0] += 1
+
+    def __exit__(self, *exc):
+        _mlx_transform_depth[0] -= 1
+        return False
+
+
+def _run_forward(cls, args, kwargs, arrays, positions):
+    """Run ``cls.forward`` on ``args`` with the Tensors at ``positions`` replaced by ``arrays``; (ctx, outputs)."""
+    args = list(args)
+    for i, a in zip(positions, arrays):
+        args[i] = _wrap(a)
+    ctx = cls._backward_cls()
+    ctx._input_is_tensor = [isinstance(a, Tensor) for a in args]
+    ctx.needs_input_grad = tuple(ctx._input_is_tensor)
+    with gm.no_grad():
+        if _has_setup_context(cls):
+            raw = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, tuple(args), raw)
+        else:
+            raw = cls.forward(ctx, *args, **kwargs)
+    return ctx, raw
+
+
+def _apply_in_mlx_transform(cls, args, kwargs):
+    """``Function.apply`` inside an MLX transform: an ``mx.custom_function`` whose VJP is ``cls.backward`` and
+    whose JVP is ``cls.jvp``. Both re-run ``forward`` on the traced primals to rebuild ``ctx``, so what backward
+    reads from ``ctx.saved_tensors`` is differentiable again (grad of grad)."""
+    positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+    structure = []
+
+    def as_tuple(x):
+        return x if isinstance(x, (tuple, list)) else (x,)
+
+    @mx.custom_function
+    def f(*arrays):
+        _, raw = _run_forward(cls, args, kwargs, arrays, positions)
+        structure[:] = [isinstance(raw, tuple)]
+        return tuple(o._st.data for o in as_tuple(raw))
+
+    @f.vjp
+    def f_vjp(primals, cotangents, outputs):
+        primals = as_tuple(primals)
+        ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
+        with gm.no_grad():
+            grads = as_tuple(cls.backward(ctx, *[_wrap(c) for c in as_tuple(cotangents)]))
+        out = []
+        for k, (i, p) in enumerate(zip(positions, primals)):
+            g = grads[i] if i < len(grads) else None
+            # summed back over broadcast dims and cast, by the engine's own rule
+            out.append(mx.zeros_like(p) if g is None else _conform(g, p.shape, p.dtype, ctx, k)._st.data)
+        return tuple(out) if len(out) != 1 else out[0]
+
+    if "jvp" in {k for c in cls.__mro__ if c is not Function for k in vars(c)}:
+        @f.jvp
+        def f_jvp(primals, tangents):
+            primals, tangents = as_tuple(primals), as_tuple(tangents)
+            ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
+            full = [None] * len(args)
+            for i, t in zip(positions, tangents):
+                full[i] = _wrap(t)
+            with gm.no_grad():
+                outs = as_tuple(cls.jvp(ctx, *full))
+            return tuple(o._st.data for o in outs) if len(outs) != 1 else outs[0]._st.data
+
+    outs = f(*[args[i]._st.data for i in positions])
+    wrapped = [_wrap(o) for o in as_tuple(outs)]
+    return tuple(wrapped) if structure and structure[0] else wrapped[0]
 
 
 def _has_setup_context(cls) -> bool:

@@ -1,0 +1,4 @@
+"""``python -m bench``: the benchmark runner (``bench/run.py``)."""
+from bench.run import main
+
+main()

@@ -1,0 +1,183 @@
+"""lucid against pure MLX (and PyTorch when installed): training steps, HVP, backward scaling, tape overhead, memory.
+
+    python -m bench                    # everything (~5 minutes on 2 cores); writes bench/RESULTS.md (+ results.png)
+    python -m bench --quick            # fewer repeats and shorter chains: a smoke run, writes nothing
+    python -m bench --only cnn --only memory --output /tmp/r.md
+    python bench/run.py ...            # the same
+
+Each workload's implementations (lucid eager, MLX eager, lucid.compile, mx.compile, PyTorch eager) run in this one
+process, interleaved: every repeat times each implementation once, in a rotated order, after a warm-up; the tables
+give medians with the spread, and ratios as medians of per-repeat ratios. A partial run (--quick or --only) prints
+its tables and writes a file only when --output is given, so bench/RESULTS.md always holds a full run.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+
+if __package__ in (None, ""):  # run as a script: make the bench package importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
+from bench import hvp, overhead, report, training  # noqa: E402
+from bench.harness import Settings  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory"]
+PEAK_MEMORY = ("mlp", "cnn")
+AFTER_BACKWARD = ("mlp", "cnn", "transformer")
+OVERHEAD_N = 1000
+
+
+class Plan:
+    """How much to measure: the full run, or --quick."""
+
+    def __init__(self, quick: bool):
+        self.quick = quick
+        if quick:
+            self.settings = Settings(repeats=3, block_s=0.02, check_calls=2, warmup_calls=1)
+            self.chain_repeats = {1_000: 3, 10_000: 3}
+            self.overhead_repeats = 3
+        else:
+            self.settings = Settings()
+            self.chain_repeats = {1_000: 21, 10_000: 9, 100_000: 5}
+            self.overhead_repeats = 15
+
+    def describe(self) -> str:
+        s = self.settings
+        return (f"{s.repeats} interleaved repeats per implementation, each a block of about {s.block_s * 1e3:.0f} ms "
+                f"of back-to-back calls, after {s.check_calls} checked and {s.warmup_calls} more warm-up calls; "
+                f"chains: {', '.join(f'{r} repeats at N = {n:,}' for n, r in self.chain_repeats.items())}; "
+                f"overhead table: {self.overhead_repeats} repeats")
+
+
+def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=sys.stderr, flush=True)) -> dict:
+    """Measure the given workloads; a workload that fails as a whole is recorded under ``failed``."""
+    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "failed": {}}
+    for key in workloads:
+        log(f"bench: {key} ...")
+        t0 = time.perf_counter()
+        try:
+            if key in training.SPECS:
+                out["workloads"].append(training.run(key, plan.settings))
+            elif key == "hvp":
+                out["workloads"].append(hvp.run(plan.settings))
+            elif key == "chains":
+                out["chains"] = overhead.measure_scaling(list(plan.chain_repeats), plan.chain_repeats.get)
+            elif key == "overhead":
+                out["overhead"] = overhead.measure_overhead(OVERHEAD_N, plan.overhead_repeats)
+            elif key == "memory":
+                for k in PEAK_MEMORY:
+                    out["peaks"][k] = training.peak_memory(k)
+                for k in AFTER_BACKWARD:
+                    try:
+                        out["after"][k] = training.memory_after_backward(k)
+                    except Exception as e:
+                        out["after"][k] = f"{type(e).__name__}: {e}"
+            else:
+                raise ValueError(f"unknown workload {key!r}; choose from {', '.join(WORKLOADS)}")
+        except Exception as e:  # keep going: the report says what failed
+            out["failed"][key] = f"{type(e).__name__}: {e}"
+        log(f"bench: {key} done in {time.perf_counter() - t0:.0f} s")
+    return out
+
+
+def _revision() -> str:
+    try:
+        rev = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        return rev or "unknown"
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+
+
+def render(results: dict, header: dict, plan: Plan, command: str, chart_name: str | None = None) -> str:
+    notes = report.Notes()
+    titles = {k: s.title for k, s in training.SPECS.items()}
+    lines = ["# lucid benchmarks", "",
+             f"`{command}` on {header['date']}" + (" (quick mode: few repeats, not for quoting)" if plan.quick
+                                                   else ""), "",
+             f"- machine: {header['machine']}",
+             f"- Python {header['python']}; MLX {header['mlx']}; lucid {header['lucid']} (git {_revision()}); "
+             f"PyTorch {header['torch']}",
+             f"- BLAS: {header['blas']}",
+             f"- {header['compiler']}",
+             f"- method: {plan.describe()}. Cells are medians ±half the interquartile range; ratios are medians of "
+             "per-repeat ratios (interquartile range in parentheses). Every training step ends the same way: "
+             "parameters and optimizer state evaluated, then `loss.item()`.", ""]
+    if chart_name:
+        lines += [f"![lucid / MLX]({chart_name})", ""]
+    flat = recording = None
+    if results["chains"] and len(results["chains"]) > 1:
+        rows = results["chains"]
+        flat = {"first": rows[0]["n"], "last": rows[-1]["n"], "lucid": overhead.flatness(rows),
+                "mx.grad": overhead.flatness(rows, "mx.grad")}
+    if results["overhead"]:
+        recording = overhead.recording_overhead_us(results["overhead"], OVERHEAD_N)
+    eager_targets = {k: s.target_eager for k, s in training.SPECS.items()}
+    lines += ["## Targets (issue 5)", "",
+              report.targets_table(results["workloads"], eager_targets, results["peaks"], titles, recording, flat,
+                                   results["after"]), ""]
+    if results["workloads"]:
+        lines += ["## Time per training step / HVP (ms)", "", report.timing_table(results["workloads"], notes), "",
+                  "Calls per timed block: " + "; ".join(
+                      f"{r.key} " + ", ".join(f"{i} {n}" for i, n in r.calls.items()) for r in results["workloads"]),
+                  ""]
+    if results["peaks"]:
+        lines += ["## Peak memory of one training step", "",
+                  "Each implementation built alone and warmed up; MiB above the process's baseline at the step's "
+                  "peak (`mx.reset_peak_memory()` / `mx.get_peak_memory()`): weights, gradients, optimizer state, "
+                  "batch and temporaries. The last column is the rise over what was live just before the step.", "",
+                  report.memory_table(results["peaks"], titles, notes), ""]
+    if results["after"]:
+        lines += ["## Active memory after backward (lucid, retain_graph=False)", "",
+                  "`mx.get_active_memory()` before a forward and after `loss.backward()`, evaluation of the "
+                  "gradients and `del` of the loss and output (the gradients existed before: a first backward made "
+                  "them, so both numbers should be equal).", "",
+                  report.after_backward_table(results["after"], titles, notes), ""]
+    if results["chains"]:
+        lines += ["## Backward scaling", "", overhead.scaling_table(results["chains"]), ""]
+    if results["overhead"]:
+        lines += ["## Tape overhead per op", "",
+                  overhead.overhead_table(results["overhead"], OVERHEAD_N, plan.overhead_repeats), ""]
+    for key, err in results["failed"].items():
+        notes.add(f"workload `{key}` failed: `{err}`")
+    if notes.items:
+        lines += ["## Notes and errors", "", notes.markdown(), ""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="few repeats, short chains: a smoke run")
+    p.add_argument("--only", action="append", choices=WORKLOADS, metavar="WORKLOAD",
+                   help=f"run only this workload (repeatable): {', '.join(WORKLOADS)}")
+    p.add_argument("--output", help="markdown file to write (default: bench/RESULTS.md for a full run, none for a "
+                                    "partial one); the chart goes beside it as results.png")
+    args = p.parse_args(argv)
+    plan = Plan(args.quick)
+    workloads = args.only or WORKLOADS
+    output = args.output or (None if args.quick or args.only else os.path.join(HERE, "RESULTS.md"))
+    header = env.describe()
+    print(f"bench: {header['machine']}; MLX {header['mlx']}; BLAS: {header['blas']}", file=sys.stderr)
+    results = run_suite(workloads, plan)
+    command = "python -m bench" + "".join(f" {a}" for a in (argv if argv is not None else sys.argv[1:]))
+    chart_name = None
+    if output:
+        png = os.path.join(os.path.dirname(os.path.abspath(output)), "results.png")
+        if report.chart(results["workloads"], results["chains"], png):
+            chart_name = os.path.basename(png)
+    text = render(results, header, plan, command, chart_name)
+    print(text)
+    if output:
+        with open(output, "w") as f:
+            f.write(text)
+        print(f"bench: wrote {output}" + (f" and {chart_name}" if chart_name else ""), file=sys.stderr)
+    return results
+
+
+if __name__ == "__main__":
+    main()
