@@ -9,6 +9,10 @@ VJPs return gradients of any broadcastable shape or dtype: the engine sums them 
 casts to its dtype, in one place. ``vjp`` is one function (one tensor input), a tuple with one entry per
 positional argument (None where there is no derivative), or ``vjp_all=f`` returning all of them at once.
 
+There is no separate forward-mode (JVP) rule per op: forward-mode products are computed exactly by
+differentiating a VJP (``lucid.autograd.functional.jvp``), which every op supports because its VJP is itself
+made of lucid ops. One rule per op serves reverse mode, forward mode and every higher order.
+
 ``save`` says what backward needs, which decides what is kept, version-checked and freed:
   "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...).
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
@@ -89,6 +93,9 @@ class OpNode(Node):
         nxt = self.next
         if self.vjp_all is not None:
             res = list(self.vjp_all(g, ans, *args, **kw))
+            if len(res) != len(nxt):
+                raise RuntimeError(f"the vjp_all of '{self.op_name}' returned {len(res)} gradients for {len(nxt)} "
+                                   "positional arguments (give None for the ones without a gradient)")
             for i, e in enumerate(nxt):
                 if e is None or (needed is not None and e[0] not in needed):
                     res[i] = None
