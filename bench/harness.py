@@ -23,7 +23,7 @@ IMPLEMENTATIONS = ("lucid", "mlx", "lucid.compile", "mx.compile", "torch")
 
 @dataclass
 class Settings:
-    repeats: int = 15          # interleaved timed blocks per implementation
+    repeats: int = 21          # interleaved timed blocks per implementation
     block_s: float = 0.25      # target length of one timed block (calls per block are calibrated to it)
     check_calls: int = 3       # first calls: compared across implementations, and warm-up
     warmup_calls: int = 2      # further untimed calls, which also calibrate the block

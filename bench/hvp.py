@@ -2,7 +2,8 @@
 
 lucid: ``lucid.autograd.grad(loss, params, create_graph=True)``, then the gradient of ``<grad, v>`` (and the same
 function under ``lucid.compile``). MLX: ``mx.grad`` of ``<mx.grad(loss)(params), v>`` (and its ``mx.compile``).
-PyTorch: ``torch.autograd.grad`` twice. Same weights, batch and vector everywhere; each call evaluates the HVP and returns it (a list of arrays).
+PyTorch: ``torch.autograd.grad`` twice. Same weights, batch and vector everywhere; each call evaluates the HVP and
+returns it (a list of arrays).
 """
 from __future__ import annotations
 
@@ -33,8 +34,7 @@ def setup():
 
 
 def pytorch_style(root, state, x, y, v, compiled=False):
-    model = models.mlp(root, SIZES, "Tanh")
-    model.load_state_dict({k: root.from_numpy(a.copy()) for k, a in state.items()})
+    model = models.with_state(root, models.mlp(root, SIZES, "Tanh"), state)
     names = list(state)
     params = [dict(model.named_parameters())[k] for k in names]
     x, y = root.from_numpy(x), root.from_numpy(y)

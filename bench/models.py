@@ -60,6 +60,12 @@ def tiny_lm(root, vocab: int, d: int, heads: int, layers: int, seq: int):
     return TinyLM()
 
 
+def with_state(root, model, state: dict[str, np.ndarray]):
+    """``model`` with lucid's initial weights (numpy arrays under PyTorch's names) loaded; ``root``: lucid or torch."""
+    model.load_state_dict({k: root.from_numpy(v.copy()) for k, v in state.items()})
+    return model
+
+
 # ---------------------------------------------------------------------------------------------------- mlx.nn
 def mlx_mlp(sizes: list[int], activation: str = "ReLU") -> mnn.Module:
     layers = []

@@ -16,14 +16,14 @@ several repeats is reported. Python's garbage collector stays on, as in user cod
 
 On Linux the ``mlx[cpu]`` wheel bundles the slow reference BLAS, so this script loads Debian's OpenBLAS first
 (``apt-get install libopenblas0-pthread``) and says which BLAS ran. The chain benchmarks do not call BLAS; the
-matmul line in the header shows what it changes.
+matmul line in the header shows what it changes. ``python -m bench`` reuses this module for its "Backward scaling"
+and "Tape overhead per op" tables.
 """
 from __future__ import annotations
 
 import argparse
 import functools
 import os
-import platform
 import statistics
 import sys
 import time
@@ -31,7 +31,7 @@ import time
 if __package__ in (None, ""):  # run as a script: make the bench package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from bench.env import blas_in_use, matmul_gflops  # noqa: E402  (loads OpenBLAS before MLX)
+from bench.env import describe  # noqa: E402  (loads OpenBLAS before MLX)
 from bench.timing import Stat, interleaved, paired_ratio  # noqa: E402
 
 import mlx.core as mx  # noqa: E402
@@ -158,9 +158,10 @@ def measure_overhead(n: int, repeats: int) -> dict:
                     "walk": lucid_backward_walk}, n, repeats)
 
 
-def recording_overhead_us(t: dict, n: int) -> float:
-    """What recording one op costs on top of the MLX call (µs): lucid forward with a tape minus MLX forward."""
-    return per_op(t["rec"] - t["mlx"], n)
+def recording_overhead_us(t: dict, n: int) -> dict:
+    """What recording one op costs on top of the MLX call (µs): lucid's graph building with a tape minus MLX's
+    ("build"), and the same with the chain's evaluation included ("eval")."""
+    return {"build": per_op(t["build"] - t["mxbuild"], n), "eval": per_op(t["rec"] - t["mlx"], n)}
 
 
 def overhead_table(t: dict, n: int, repeats: int) -> str:
@@ -212,22 +213,16 @@ def scaling_table(rows: list[dict]) -> str:
         out.append(line)
     if len(rows) > 1:
         first, last = rows[0], rows[-1]
-        growth = {k: Stat(last[k]).median / Stat(first[k]).median for k in ("lucid", "mx.grad")}
-        out += ["", f"Per-node cost at N = {last['n']:,} relative to N = {first['n']:,}: lucid "
-                    f"{growth['lucid']:.2f}x, mx.grad {growth['mx.grad']:.2f}x."]
+        growth = {k: Stat(last[k]).median / Stat(first[k]).median for k in ("lucid", "mx.grad", "walk")}
+        out += ["", f"Per-node cost at N = {last['n']:,} relative to N = {first['n']:,}: lucid fwd+bwd "
+                    f"{growth['lucid']:.2f}x, mx.grad {growth['mx.grad']:.2f}x, lucid backward walk "
+                    f"{growth['walk']:.2f}x."]
     return "\n".join(out)
 
 
 def flatness(rows: list[dict], key: str = "lucid") -> float:
     """Per-node cost at the longest chain over the per-node cost at the shortest."""
     return Stat(rows[-1][key]).median / Stat(rows[0][key]).median
-
-
-def header_lines() -> list[str]:
-    return [f"lucid {lucid.__version__}, MLX {mx.__version__}, Python {platform.python_version()}",
-            f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, MLX device "
-            f"{mx.default_device()}",
-            f"BLAS: {blas_in_use()}; float32 matmul 512x512: {matmul_gflops():.1f} GFLOP/s"]
 
 
 def main() -> None:
@@ -237,7 +232,8 @@ def main() -> None:
     p.add_argument("--max-n", type=int, default=100_000, help="longest chain in the scaling table")
     args = p.parse_args()
 
-    print("\n".join(header_lines()))
+    h = describe()
+    print(f"lucid {h['lucid']}, MLX {h['mlx']}, Python {h['python']}\nmachine: {h['machine']}\nBLAS: {h['blas']}")
     print()
     print(overhead_table(measure_overhead(args.n, args.repeats), args.n, args.repeats))
     print()

@@ -24,6 +24,7 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
 from bench import hvp, overhead, report, training  # noqa: E402
 from bench.harness import Settings  # noqa: E402
+from bench.timing import paired_ratio  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory"]
@@ -43,7 +44,7 @@ class Plan:
             self.overhead_repeats = 3
         else:
             self.settings = Settings()
-            self.chain_repeats = {1_000: 21, 10_000: 9, 100_000: 5}
+            self.chain_repeats = {1_000: 41, 10_000: 11, 100_000: 5}
             self.overhead_repeats = 15
 
     def describe(self) -> str:
@@ -113,8 +114,10 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     flat = recording = None
     if results["chains"] and len(results["chains"]) > 1:
         rows = results["chains"]
-        flat = {"first": rows[0]["n"], "last": rows[-1]["n"], "lucid": overhead.flatness(rows),
-                "mx.grad": overhead.flatness(rows, "mx.grad")}
+        flat = {"first": rows[0]["n"], "last": rows[-1]["n"],
+                **{k: overhead.flatness(rows, k) for k in ("lucid", "mx.grad", "walk")},
+                "ratio_first": paired_ratio(rows[0]["lucid"], rows[0]["mx.grad"]).median,
+                "ratio_last": paired_ratio(rows[-1]["lucid"], rows[-1]["mx.grad"]).median}
     if results["overhead"]:
         recording = overhead.recording_overhead_us(results["overhead"], OVERHEAD_N)
     eager_targets = {k: s.target_eager for k, s in training.SPECS.items()}
@@ -129,8 +132,9 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     if results["peaks"]:
         lines += ["## Peak memory of one training step", "",
                   "Each implementation built alone and warmed up; MiB above the process's baseline at the step's "
-                  "peak (`mx.reset_peak_memory()` / `mx.get_peak_memory()`): weights, gradients, optimizer state, "
-                  "batch and temporaries. The last column is the rise over what was live just before the step.", "",
+                  "peak (`mx.reset_peak_memory()` / `mx.get_peak_memory()`; the largest of 5 steps): weights, "
+                  "gradients, optimizer state, batch and temporaries. The last column is the rise over what was live "
+                  "just before the step.", "",
                   report.memory_table(results["peaks"], titles, notes), ""]
     if results["after"]:
         lines += ["## Active memory after backward (lucid, retain_graph=False)", "",
