@@ -149,17 +149,29 @@ class _Compiled:
         self.fn = fn
         self.state = state
         self.cache: dict = {}
+        self._cached = None
         functools.update_wrapper(self, fn)
 
-    def __call__(self, *args, **kwargs):
+    def _state_lists(self):
+        """(tensors, params, optimizers, modules): rebuilt when optimizer state appears (the eager first calls);
+        reused by compiled calls, which is most of the per-call saving."""
         from .nn.modules.module import Module
+        cached = self._cached
+        if cached is not None and all(len(o.state) == n for o, n in zip(cached[2], cached[4])):
+            return cached
         objects = list(self.state) if self.state is not None else _discover(self.fn)
         tensors, params, optimizers = _stateful(objects)
+        modules = [m for o in objects if isinstance(o, Module) for m in o.modules()]
+        self._cached = (tensors, params, optimizers, modules, [len(o.state) for o in optimizers])
+        return self._cached
+
+    def __call__(self, *args, **kwargs):
+        tensors, params, optimizers, modules, _ = self._state_lists()
         arg_arrays: list = []
         arg_recipe = _flatten((args, kwargs), arg_arrays)
-        modes = tuple(m.training for o in objects if isinstance(o, Module) for m in o.modules())
-        hypers = tuple((i, k, repr(v)) for o in optimizers for i, g in enumerate(o.param_groups)
-                       for k, v in sorted(g.items()) if k not in ("params", "lr"))
+        modes = tuple(m.training for m in modules)
+        hypers = tuple((i, k, _hashable(("C", v))) for o in optimizers for i, g in enumerate(o.param_groups)
+                       for k, v in g.items() if k not in ("params", "lr"))
         has_grad = tuple(p._grad is not None for p in params)
         key = (_hashable(arg_recipe), tuple(a.shape for a in arg_arrays), tuple(a.dtype for a in arg_arrays),
                modes, hypers, has_grad, tuple(id(t) for t in tensors),
@@ -167,6 +179,7 @@ class _Compiled:
         entry = self.cache.get(key)
         if entry is None:  # a new configuration: run eagerly once (creates optimizer state, lazy modules)
             self.cache[key] = "seen"
+            self._cached = None  # the eager call may add parameters or state
             return self.fn(*args, **kwargs)
         if entry == "seen":
             entry = self.cache[key] = self._trace(tensors, params, optimizers, arg_recipe)
@@ -252,8 +265,9 @@ def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backe
 
     ``state``: the modules, optimizers and tensors whose values persist between calls; by default they are found
     in ``fn``'s closure and the globals it uses. Inputs may change shape (a new trace is made per shape, e.g. for
-    the last partial batch). The function must not read tensor values (``.item()``, ``if loss > 0``): that is a
-    clear error when tracing. Values computed inside and stored outside the function (``self.last = x``) are not
+    the last partial batch). Modules and optimizers are looked up again whenever a call runs eagerly; give a
+    module new parameters after that and it needs a new ``lucid.compile``. The function must not read tensor
+    values (``.item()``, ``if loss > 0``): that is a clear error when tracing. Values computed inside and stored outside the function (``self.last = x``) are not
     updated by compiled calls; return them instead. Compiled calls return plain tensors (no ``grad_fn``: the
     backward already ran inside the graph).
     """
