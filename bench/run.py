@@ -124,6 +124,9 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     lines += ["## Targets (issue 5)", "",
               report.targets_table(results["workloads"], eager_targets, results["peaks"], titles, recording, flat,
                                    results["after"]), ""]
+    misses = os.path.join(os.path.dirname(os.path.abspath(__file__)), "MISSES.md")
+    if os.path.exists(misses):  # the written analysis of the targets that are not met
+        lines += [open(misses).read(), ""]
     if results["workloads"]:
         lines += ["## Time per training step / HVP (ms)", "", report.timing_table(results["workloads"], notes), "",
                   "Calls per timed block: " + "; ".join(
