@@ -41,7 +41,16 @@ def _get_activation_fn(activation: str) -> Callable[[Tensor], Tensor]:
 
 
 # ---------------------------------------------------------------------------------------------------- layers
-class TransformerEncoderLayer(Module):
+class _SelfAttentionLayer(Module):
+    """What the encoder and decoder layers share: the self-attention block (``self_attn`` then ``dropout1``)."""
+
+    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
+                           is_causal=is_causal)[0]
+        return self.dropout1(x)
+
+
+class TransformerEncoderLayer(_SelfAttentionLayer):
     """Self-attention then a feed-forward block (linear1 -> activation -> dropout -> linear2), each with dropout
     and a residual connection; LayerNorm after each (post-norm) or, with ``norm_first``, before each.
     ``activation``: "relu", "gelu" or a callable (a Module becomes a child named "activation")."""
@@ -79,17 +88,12 @@ class TransformerEncoderLayer(Module):
             x = self.norm2(x + self._ff_block(x))
         return x
 
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
-        return self.dropout1(x)
-
     def _ff_block(self, x: Tensor) -> Tensor:
         x = self.linear2(self.dropout(self.activation(self.linear1(x))))
         return self.dropout2(x)
 
 
-class TransformerDecoderLayer(Module):
+class TransformerDecoderLayer(_SelfAttentionLayer):
     """Self-attention over the target, attention to the encoder's output (``memory``), then the feed-forward
     block; each with dropout, a residual connection and a LayerNorm (after, or before with ``norm_first``)."""
 
@@ -129,11 +133,6 @@ class TransformerDecoderLayer(Module):
             x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
             x = self.norm3(x + self._ff_block(x))
         return x
-
-    def _sa_block(self, x: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
-        return self.dropout1(x)
 
     def _mha_block(self, x: Tensor, mem: Tensor, attn_mask, key_padding_mask, is_causal: bool = False) -> Tensor:
         x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
