@@ -329,7 +329,7 @@ ERRORS = [
     (lambda: leaf(0).max(), RuntimeError, "max(): Expected reduction dim to be specified for input.numel() == 0"),
     (lambda: leaf(0).argmin(), RuntimeError, "argmin(): Expected reduction dim to be specified"),
     (lambda: leaf(2, 3).max((0, 1)), TypeError, "max(): argument 'dim' must be int, not tuple"),
-    (lambda: leaf(2, 3).norm("nuc"), NotImplementedError, "p='nuc' is not supported"),
+    (lambda: leaf(2, 3).norm("bad"), RuntimeError, "unknown p='bad'"),
     (lambda: leaf(3).var(0, True, correction=0), RuntimeError, "cannot specify both unbiased and correction"),
 ]
 
@@ -338,3 +338,9 @@ ERRORS = [
 def test_errors(fn, exc, message):
     with pytest.raises(exc, match=re.escape(message)):
         fn()
+
+
+def test_nuclear_norm_is_the_sum_of_singular_values():
+    a = leaf(2, 3)
+    assert lucid.norm(a, p="nuc").item() == pytest.approx(np.linalg.norm(a.detach().numpy(), "nuc"), rel=1e-12)
+    check_grads(lambda t: lucid.norm(t, p="nuc"), a)

@@ -473,8 +473,11 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
         input = input.to(dtype)
     _float_only(input, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}")
     if isinstance(p, str):
+        if p == "nuc":  # the nuclear norm is a matrix norm: sum of singular values over two dims
+            from .decomp import matrix_norm
+            return matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
         if p != "fro":
-            raise NotImplementedError(f"norm(): p='{p}' is not supported (only vector norms and 'fro')")
+            raise RuntimeError(f"norm(): unknown p='{p}': expected a number, 'fro' or 'nuc'")
         p = 2
     return _norm(input, float(p), _axes(dim, input.ndim), keepdim)
 
