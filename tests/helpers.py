@@ -16,3 +16,29 @@ def check_grads(fn, *inputs, atol=1e-5, rtol=1e-3, second=True):
     assert gradcheck(fn, inputs, atol=atol, rtol=rtol)
     if second:
         assert gradgradcheck(fn, inputs, atol=atol, rtol=rtol)
+
+
+def op_table_tests(ops, low=-2.0, high=2.0):
+    """The two tests every entry of an op table gets: its float64 forward against the numpy reference, and
+    gradcheck + gradgradcheck. ``ops``: (name, lucid fn, numpy ref, input shapes). Use as
+    ``test_forward_matches_numpy, test_gradients = op_table_tests(OPS)``."""
+    import pytest
+
+    cases = [pytest.param(fn, ref, shapes, id=name) for name, fn, ref, shapes in ops]
+
+    def inputs(shapes):
+        return [leaf(*s, low=low, high=high, seed=i) for i, s in enumerate(shapes)]
+
+    @pytest.mark.parametrize("fn, ref, shapes", cases)
+    def test_forward_matches_numpy(fn, ref, shapes):
+        xs = inputs(shapes)
+        out = fn(*xs)
+        expected = ref(*[x.detach().numpy() for x in xs])
+        assert tuple(out.shape) == expected.shape and out.dtype == lucid.float64
+        np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
+
+    @pytest.mark.parametrize("fn, ref, shapes", cases)
+    def test_gradients(fn, ref, shapes):
+        check_grads(fn, *inputs(shapes))
+
+    return test_forward_matches_numpy, test_gradients

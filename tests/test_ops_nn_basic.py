@@ -10,7 +10,7 @@ import pytest
 
 import lucid
 import lucid.nn.functional as F
-from helpers import check_grads, leaf
+from helpers import check_grads, leaf, op_table_tests
 
 
 def np_softmax(a):
@@ -78,25 +78,7 @@ OPS = [
     ("pairwise_distance_p3", lambda a, b: F.pairwise_distance(a, b, p=3.0, eps=0.1),
      lambda a, b: (np.abs(a - b + 0.1) ** 3).sum(-1) ** (1 / 3), [(4,), (4,)]),
 ]
-CASES = [pytest.param(fn, ref, shapes, id=name) for name, fn, ref, shapes in OPS]
-
-
-def _inputs(shapes):
-    return [leaf(*s, low=-2.0, high=2.0, seed=i) for i, s in enumerate(shapes)]
-
-
-@pytest.mark.parametrize("fn, ref, shapes", CASES)
-def test_forward_matches_numpy(fn, ref, shapes):
-    xs = _inputs(shapes)
-    out = fn(*xs)
-    expected = ref(*[x.detach().numpy() for x in xs])
-    assert tuple(out.shape) == expected.shape and out.dtype == lucid.float64
-    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("fn, ref, shapes", CASES)
-def test_gradients(fn, ref, shapes):
-    check_grads(fn, *_inputs(shapes))
+test_forward_matches_numpy, test_gradients = op_table_tests(OPS)
 
 
 # ---------------------------------------------------------------------------------------------------- linear

@@ -8,7 +8,7 @@ import pytest
 
 import lucid
 import lucid.nn.functional as F
-from helpers import check_grads, leaf
+from helpers import check_grads, leaf, op_table_tests
 
 EPS = 1e-5
 
@@ -95,25 +95,7 @@ OPS = [
     ("local_response_norm_size1", lambda x: F.local_response_norm(x, 1, 1.0), lambda a: np_lrn(a, 1, 1.0),
      [(2, 3, 2)]),
 ]
-CASES = [pytest.param(fn, ref, shapes, id=name) for name, fn, ref, shapes in OPS]
-
-
-def _inputs(shapes):
-    return [leaf(*s, low=-2.0, high=2.0, seed=i) for i, s in enumerate(shapes)]
-
-
-@pytest.mark.parametrize("fn, ref, shapes", CASES)
-def test_forward_matches_numpy(fn, ref, shapes):
-    xs = _inputs(shapes)
-    out = fn(*xs)
-    expected = ref(*[x.detach().numpy() for x in xs])
-    assert tuple(out.shape) == expected.shape and out.dtype == lucid.float64
-    np.testing.assert_allclose(out.detach().numpy(), expected, rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize("fn, ref, shapes", CASES)
-def test_gradients(fn, ref, shapes):
-    check_grads(fn, *_inputs(shapes))
+test_forward_matches_numpy, test_gradients = op_table_tests(OPS)
 
 
 def test_float32_forward():
