@@ -168,6 +168,9 @@ MAX_POOL = [
     ("1d_dilation_ceil", F.max_pool1d, (1, 1, 8), dict(kernel_size=2, stride=2, padding=1, dilation=2,
                                                       ceil_mode=True)),
     ("2d_k2", F.max_pool2d, (2, 1, 4, 4), dict(kernel_size=2)),
+    # kernel == stride, no padding: the tiled path (a reshape and one max); the edge past the last tile is dropped
+    ("2d_tiles_crop_the_edge", F.max_pool2d, (1, 2, 5, 7), dict(kernel_size=(2, 3))),
+    ("3d_tiles", F.max_pool3d, (1, 1, 4, 2, 5), dict(kernel_size=2)),
     ("2d_k3_s2_p1", F.max_pool2d, (1, 2, 5, 5), dict(kernel_size=3, stride=2, padding=1)),
     ("2d_tuples_ceil", F.max_pool2d, (1, 1, 5, 6), dict(kernel_size=(2, 3), stride=2, ceil_mode=True)),
     ("2d_dilation_pad", F.max_pool2d, (1, 1, 5, 5), dict(kernel_size=2, stride=1, padding=1, dilation=2)),
@@ -328,6 +331,7 @@ def test_pixel_shuffle_gradients():
 def test_second_derivative_depends_on_the_input():
     """Squared outputs make the Hessian depend on x, through the gathers' and scatters' own VJPs."""
     check_grads(lambda x: F.max_pool2d(x, 2, 1) ** 2, distinct(1, 1, 3, 3))
+    check_grads(lambda x: F.max_pool2d(x, 2) ** 2, distinct(1, 1, 4, 5))
     check_grads(lambda x: F.interpolate(x, scale_factor=2, mode="bilinear") ** 2, leaf(1, 1, 2, 2))
     check_grads(lambda x: F.pad(x, (1, 1, 1, 1), mode="reflect") ** 2, leaf(1, 1, 2, 2))
 
@@ -339,6 +343,15 @@ def test_max_pool_ties_send_the_gradient_to_the_first_maximum():
     assert idx.tolist() == [[[[1, 1], [3, 5]]]]
     out.sum().backward()
     np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[0, 2, 0], [1, 0, 1], [0, 0, 0]])
+
+
+def test_tiled_max_pool_ties_and_node_name_follow_pytorch():
+    x = lucid.tensor([[[[2.0, 2.0, 0.0, 5.0], [2.0, 1.0, 5.0, 5.0]]]], requires_grad=True)
+    out, idx = F.max_pool2d(x, 2, return_indices=True)
+    assert out.grad_fn.name() == "MaxPool2DWithIndicesBackward0"
+    assert idx.tolist() == [[[[0, 3]]]]
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy()[0, 0], [[1, 0, 0, 1], [0, 0, 0, 0]])
 
 
 def test_max_pool_padding_never_wins():

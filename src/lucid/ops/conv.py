@@ -121,16 +121,21 @@ def _dilate(a: mx.array, axis: int, d: int) -> mx.array:
 
 
 def _patches(x, stride, lo, hi, dilation, input_dilation, ksize) -> tuple[mx.array, list]:
-    """im2col of a channels-last x: its sliding windows (N, *out, K, C) after dilation and padding, and out."""
+    """im2col of a channels-last x: its sliding windows (N, *out, K, C) after dilation and padding, and out.
+    One strided view of the padded input (window o, tap k reads position o*stride + k*dilation), copied once."""
     n = x.ndim - 2
     for d in range(n):
         x = _dilate(x, d + 1, input_dilation[d])
     x = _pad_crop(x, ((0, 0),) + tuple(zip(lo, hi)) + ((0, 0),))
     out = [(x.shape[d + 1] - (ksize[d] - 1) * dilation[d] - 1) // stride[d] + 1 for d in range(n)]
-    cols = [x[(slice(None),) + tuple(slice(k * dl, k * dl + (o - 1) * s + 1, s)
-                                     for k, dl, o, s in zip(ks, dilation, out, stride))]
-            for ks in itertools.product(*map(range, ksize))]
-    return mx.stack(cols, axis=-2), out
+    elem = [x.shape[-1]] * (n + 2)  # row-major element strides of x: (N, *spatial, C)
+    elem[-1] = 1
+    for d in range(n, -1, -1):
+        elem[d] = elem[d + 1] * x.shape[d + 1]
+    strides = ([elem[0]] + [elem[d + 1] * stride[d] for d in range(n)] + [elem[d + 1] * dilation[d] for d in range(n)]
+               + [1])
+    cols = mx.as_strided(x, (x.shape[0], *out, *ksize, x.shape[-1]), strides)
+    return cols.reshape(x.shape[0], *out, math.prod(ksize), x.shape[-1]), out
 
 
 def _grouped(cols: mx.array, groups: int) -> mx.array:

@@ -4,7 +4,9 @@ Each op is an index map or a linear map over windows, built from the primitives 
 every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
   wins), then gathers the values there: the VJP scatter-adds g to those positions, and the second derivative
-  gathers again;
+  gathers again; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
+  the values are one MLX max over a reshape, and the first maxima are found only in backward, where a mask sends
+  g to them;
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
   convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;
 - interpolation gathers the source taps of each output index along each dim (last dim first, the order in which
@@ -24,7 +26,8 @@ import math
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
-from ._core import data
+from ._core import data, defop
+from .elementwise import where
 from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
 
 
@@ -85,6 +88,47 @@ def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
     return values, idx.reshape(n, c, *out).astype(mx.int64)
 
 
+# Tiled windows (kernel == stride, no padding or dilation: the common 2x2 pool) need no index table: the windows
+# are a reshape of x, the values one MLX max, and the first maximum of each window is only found in backward.
+def _tiles(a: mx.array, k: tuple) -> mx.array:
+    """(N, C, *spatial) -> (N, C, *out, K): each tile's elements last, row-major; the part past the last whole tile
+    is dropped."""
+    n = len(k)
+    out = [size // kk for size, kk in zip(a.shape[2:], k)]
+    a = a[(slice(None), slice(None)) + tuple(slice(0, o * kk) for o, kk in zip(out, k))]
+    a = a.reshape(*a.shape[:2], *(v for o, kk in zip(out, k) for v in (o, kk)))
+    a = mx.transpose(a, [0, 1] + [2 + 2 * i for i in range(n)] + [3 + 2 * i for i in range(n)])
+    return a.reshape(*a.shape[:2 + n], math.prod(k))
+
+
+def _first_max(x: mx.array, k: tuple) -> mx.array:
+    """(N, C, *out) int32: the position in its tile of each tile's first maximum (NaN counting as largest)."""
+    return mx.stop_gradient(mx.argmax(_tiles(x, k), axis=-1).astype(mx.int32))
+
+
+def _max_tiles_vjp(g, ans, x, k):
+    """g goes to each tile's first maximum: a mask (constant: its derivative is zero) selects it, and the tiles
+    are laid back out as x (zeros past the last whole tile)."""
+    n = len(k)
+    xa = data(x)
+    mask = mx.arange(math.prod(k), dtype=mx.int32) == mx.expand_dims(_first_max(xa, k), -1)
+    spread = where(_wrap(mask), g.reshape(*g.shape, 1), 0.0)  # (N, C, *out, K)
+    out = spread.shape[2:2 + n]
+    spread = spread.reshape(*spread.shape[:2 + n], *k)
+    spread = spread.permute(0, 1, *(v for i in range(n) for v in (2 + i, 2 + n + i)))
+    spread = spread.reshape(*spread.shape[:2], *(o * kk for o, kk in zip(out, k)))
+    rest = tuple((0, size - o * kk) for size, o, kk in zip(xa.shape[2:], out, k))
+    return pad_constant(spread, ((0, 0), (0, 0)) + rest) if any(r for _, r in rest) else spread
+
+
+def _max_tiles_fwd(a, k):
+    return mx.max(_tiles(a, k), axis=-1)
+
+
+_max_tiles = {n: defop(f"max_pool{n}d", _max_tiles_fwd, vjp=_max_tiles_vjp, node=f"MaxPool{n}DWithIndicesBackward0")
+              for n in (1, 2, 3)}
+
+
 def _unbatch(t, unbatched: bool):
     return t.reshape(t.shape[1:]) if unbatched else t
 
@@ -119,7 +163,18 @@ def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, r
     x, unbatched = batched(input, n, fn)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
-    values, idx = _max_windows(x, [_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
+    if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: a reshape and one max
+        values = _max_tiles[n](x, k)
+        if return_indices:  # the flat position in the plane of each tile's first maximum
+            first = _first_max(data(x), k)
+            idx = 0
+            for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
+                inner = math.prod(k[i + 1:])
+                o = mx.arange(values.shape[2 + i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
+                idx = idx * size + o * kk + (first // inner) % kk
+            idx = idx.astype(mx.int64)
+    else:
+        values, idx = _max_windows(x, [_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
     values = _unbatch(values, unbatched)
     return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
 
