@@ -309,6 +309,26 @@ def test_step_also_evaluates_tensors_written_under_no_grad(monkeypatch):
     assert len(evaluated) == 1 and any(a is running_mean._st.data for a in evaluated[0])
 
 
+def test_step_also_evaluates_the_loss_of_the_last_backward(monkeypatch):
+    """Reading the loss after step() (loss.item() for logging) then needs no second evaluation."""
+    p = lucid.ones(3, requires_grad=True)
+    opt = optim.SGD([p], lr=0.1)
+    loss = (p * p).sum()
+    loss.backward()
+    evaluated = []
+    real_eval = mx.eval
+    monkeypatch.setattr(mx, "eval", lambda arrays: (evaluated.append(list(arrays)), real_eval(arrays))[1])
+    opt.step()
+    assert len(evaluated) == 1 and any(a is loss._st.data for a in evaluated[0])
+    opt.step()  # registered once: the next step evaluates only the parameters
+    assert not any(a is loss._st.data for a in evaluated[1])
+    # only one-element roots are registered, and only weakly
+    big = p * 2
+    big.backward(lucid.ones(3))
+    opt.step()
+    assert not any(a is big._st.data for a in evaluated[2])
+
+
 def test_update_bumps_version_like_an_inplace_write():
     w = lucid.ones(3, requires_grad=True)
     y = (w * w).sum()

@@ -253,7 +253,7 @@ class _Compiled:
             for o in optimizers:
                 o._scalars = {}  # step counters now live in arrays the optimizer has not seen
             result = outs[n_t + n_go + 1:]
-            mx.eval(outs[:n_t + n_go + 1])  # the one evaluation point per step, as in eager mode
+            mx.eval(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
             return _rebuild(layout["out"], result)
 
         return run

@@ -53,16 +53,22 @@ class Size(tuple):
         return n
 
 
-# Tensors written in place under no_grad (BatchNorm's running stats, counters): MLX is lazy, so each write chains
-# onto the last; Optimizer.step evaluates these together with the parameters so the chains never grow.
-# (keyed by id: a WeakSet would compare tensors with their elementwise __eq__)
-_pending_writes: dict = {}
+# Tensors whose values the optimizer's single ``mx.eval`` per step should compute too: tensors written in place under
+# no_grad (BatchNorm's running stats, counters: MLX is lazy, so each write chains onto the last and the chains must
+# not grow) and the one-element roots of ``backward()`` (the loss: reading it after ``step()`` is then free).
+# Weak references: nothing is kept alive for this. (keyed by id: a WeakSet would compare tensors with their __eq__)
+_pending_evals: dict = {}
 
 
-def take_pending_writes() -> list:
-    """The arrays of tensors written in place under no_grad since the last call (for one ``mx.eval``)."""
-    tensors = [r() for r in _pending_writes.values()]
-    _pending_writes.clear()
+def evaluate_later(t: "Tensor") -> None:
+    """Have the next optimizer step evaluate ``t`` together with the parameters."""
+    _pending_evals[id(t)] = weakref.ref(t)
+
+
+def take_pending_evals() -> list:
+    """The arrays registered with ``evaluate_later`` since the last call (for one ``mx.eval``)."""
+    tensors = [r() for r in _pending_evals.values()]
+    _pending_evals.clear()
     return [t._st.data for t in tensors if t is not None]
 
 
@@ -413,7 +419,7 @@ class Tensor:
         if ex is None or not ex.data_alias:
             st.version += 1
         if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
-            _pending_writes[id(self)] = weakref.ref(self)
+            evaluate_later(self)
             return self
         if new._fn is not None:
             self._fn, self._nr, self._rg = new._fn, new._nr, True

@@ -14,7 +14,8 @@ from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .._tensor import Tensor, _shape_str, _wrap
+from .._compile import is_compiling
+from .._tensor import Tensor, _shape_str, _wrap, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
 from .anomaly import _state as _anomaly, check_gradients
@@ -65,6 +66,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         accumulate = {e[0] for e, t in zip(edges, inputs) if t._fn is None}
         targets = {e[0] for e in edges}
     _execute([edge_of(t) for t in roots], seeds, retain_graph, create_graph, accumulate, targets, None)
+    if not is_compiling():
+        for t in roots:
+            if t._st.data.size == 1:  # the loss: computed by the optimizer's evaluation, so reading it is free
+                evaluate_later(t)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False, only_inputs: bool = True,

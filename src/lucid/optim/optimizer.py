@@ -24,7 +24,7 @@ import mlx.core as mx
 import numpy as np
 
 from .._compile import is_compiling
-from .._tensor import Tensor, _wrap, take_pending_writes
+from .._tensor import Tensor, _wrap, take_pending_evals
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 
@@ -98,7 +98,7 @@ def _with_step_hooks(step, evaluates: bool = False):
                     args, kwargs = result
         out = step(self, *args, **kwargs)
         if not evaluates and not is_compiling():
-            mx.eval(take_pending_writes())
+            mx.eval(take_pending_evals())
         self._opt_called = True
         if self._step_post_hooks:
             for hook in tuple(self._step_post_hooks.values()):
@@ -309,7 +309,7 @@ class Optimizer:
         written: list = []
         for group in self.param_groups:
             self._step_group(group, written)
-        written += take_pending_writes()  # tensors written in place under no_grad since (e.g. BatchNorm's stats)
+        written += take_pending_evals()  # in-place writes under no_grad (BatchNorm's stats), the last loss
         if not is_compiling():  # (lucid.compile evaluates once per compiled step instead)
             mx.eval(written)  # the one evaluation point: the new parameters and the new optimizer state
         return loss
