@@ -453,6 +453,15 @@ GRAD_CASES = {  # name: (fn, leaves)
     "cross_entropy_probs": (lambda x, p: F.cross_entropy(x, p, WEIGHT3, label_smoothing=0.1),
                             [leaf(2, 3), leaf(2, 3, low=0.1, high=0.9, seed=1)]),
     "nll_loss": (lambda x: F.nll_loss(x, IDX2, WEIGHT3), [leaf(2, 3)]),
+    # the fused nll op: every reduction, unweighted, unbatched and 4-d (NllLoss2DBackward0) inputs
+    "cross_entropy_plain": (lambda x: F.cross_entropy(x, IDX2), [leaf(2, 3)]),
+    "cross_entropy_sum": (lambda x: F.cross_entropy(x, lucid.tensor([2, 0, 1]), reduction="sum"), [leaf(3, 3)]),
+    "nll_loss_none_weighted": (lambda x: F.nll_loss(x, IDX2, WEIGHT3, reduction="none"), [leaf(2, 3)]),
+    "nll_loss_unbatched": (lambda x: F.nll_loss(x, lucid.tensor(1)), [leaf(3)]),
+    "cross_entropy_4d": (lambda x: F.cross_entropy(x, lucid.tensor([[[0, 3], [-100, 1]]]), WEIGHT4),
+                         [leaf(1, 4, 2, 2)]),
+    "cross_entropy_4d_none": (lambda x: F.cross_entropy(x, lucid.tensor([[[0, 3], [-100, 1]]]), reduction="none"),
+                              [leaf(1, 4, 2, 2)]),
     "mse_loss": (lambda x, y: F.mse_loss(x, y), [leaf(2, 3), leaf(2, 3, seed=1)]),
     "l1_loss_weighted": (lambda x, y: F.l1_loss(x, y, weight=WEIGHT3.expand(2, 3)), [leaf(2, 3), leaf(2, 3, seed=1)]),
     "smooth_l1_loss": (lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), [leaf(2, 3), leaf(2, 3, seed=1)]),
@@ -763,3 +772,19 @@ def test_ctc_loss_against_torch():
         # gradients of the logits (PyTorch's gradient of log_probs differs by exp(log_probs), which log_softmax's
         # backward removes)
         close(lucid.autograd.grad(lout.sum(), lx), torch.autograd.grad(tout.sum(), tx)[0].numpy())
+
+
+def test_cross_entropy_is_log_softmax_then_nll_as_in_pytorch():
+    x = lucid.randn(4, 3, requires_grad=True)
+    loss = F.cross_entropy(x, lucid.tensor([0, 2, 1, 1]))
+    assert loss.grad_fn.name() == "NllLossBackward0"
+    assert loss.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+    image = F.cross_entropy(lucid.randn(2, 3, 2, 2, requires_grad=True), lucid.zeros(2, 2, 2, dtype=lucid.int64))
+    assert image.grad_fn.name() == "NllLoss2DBackward0"
+
+
+def test_nll_loss_has_no_weight_derivative():
+    w = lucid.ones(3, requires_grad=True)
+    loss = F.nll_loss(lucid.randn(2, 3, requires_grad=True), lucid.tensor([0, 1]), w)
+    with pytest.raises(RuntimeError, match="derivative for 'nll_loss' with respect to argument 2 is not implemented"):
+        lucid.autograd.grad(loss, w)

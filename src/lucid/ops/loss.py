@@ -1,7 +1,8 @@
 """Loss functions (``lucid.nn.functional``): PyTorch's arguments, defaults, reductions, formulas and errors.
 
-Every loss is composed of lucid ops, so gradients of every order and float64 come from those ops. Class-index
-targets never leave the device: ``ignore_index`` is a mask, the picked log-probabilities are a ``gather`` at the
+Every loss is composed of lucid ops, so gradients of every order and float64 come from those ops; nll_loss is one
+op itself (its VJP a constant times g), and cross_entropy is log_softmax then nll_loss, PyTorch's two nodes.
+Class-index targets never leave the device: ``ignore_index`` is a mask, the picked log-probabilities are read at the
 masked targets, and weighted means divide by a sum of weights (never a count read back to Python). So, unlike
 PyTorch, out-of-range targets and probabilities outside [0, 1] are not checked (that would read values).
 
@@ -27,7 +28,7 @@ import mlx.core as mx
 import numpy as np
 
 from .._tensor import Tensor, _wrap
-from ._core import data
+from ._core import data, defop
 from .activation import logsigmoid
 from .elementwise import abs, eq, exp, gt, isinf, log, lt, maximum, minimum, ne, sqrt, square, where, xlogy
 from .index import _scalar_name, gather, take
@@ -129,29 +130,54 @@ def _check_index_dtype(target) -> None:
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_scalar_name(target.dtype)}")
 
 
-def _picked(logp, target, weight, ignore_index: int):
-    """The per-target terms of nll_loss: ``(loss, w, keep)`` with ``loss = -w[t] * logp[t]`` (0 where ignored),
-    ``w`` the class weight of each target (1 without ``weight``, 0 where ignored) and ``keep`` the mask of the
-    targets that are not ignored, all of the target's shape."""
-    cd = _class_dim(logp)
-    t = data(target)
-    if t.ndim == logp.ndim:  # a (1,) target with a (C,) input: one sample, a 0-d result as in PyTorch
-        t = t.reshape(())
-    t = t.astype(mx.int64)  # a uint8 target compared with ignore_index = -100 must not wrap around
-    keep = t != ignore_index
-    safe = mx.where(keep, t, 0)  # ignored targets read class 0, and are masked out below
-    logp_t = gather(logp, cd, mx.expand_dims(safe, cd)).squeeze(cd)
-    if weight is None:
-        return where(keep, -logp_t, 0.0), keep.astype(logp.dtype), keep
-    w = where(keep, take(weight, safe), 0.0)
-    return where(keep, -logp_t * w, 0.0), w, keep
-
-
 def _class_reduce(loss: Tensor, w, reduction: str) -> Tensor:
     """PyTorch's reductions of class-index losses: the mean divides by the total weight of the kept targets."""
     if reduction == "mean":
         return loss.sum() / w.sum()
     return _reduce(loss, reduction)
+
+
+# nll_loss as one op (PyTorch's NllLossBackward0): a fused forward, and a VJP that is a constant (-the target's weight
+# at each target's class, 0 elsewhere) times g, so it is linear in g and made of one lucid op (second derivatives:
+# zero in the log-probabilities, as the loss is linear in them).
+def _nll_terms(logp: mx.array, target: mx.array, weight, ignore_index: int):
+    """(class dim, safe targets, mask of kept targets, weight of each target: 0 where ignored), all arrays."""
+    cd = _class_dim(logp)
+    t = target
+    if t.ndim == logp.ndim:  # a (1,) target with a (C,) input: one sample, a 0-d result as in PyTorch
+        t = t.reshape(())
+    t = t.astype(mx.int64)  # a uint8 target compared with ignore_index = -100 must not wrap around
+    keep = t != ignore_index
+    safe = mx.where(keep, t, 0)  # ignored targets read class 0, and are masked out
+    if weight is None:
+        w = keep.astype(logp.dtype)
+    else:
+        w = mx.where(keep, mx.take(weight, safe).astype(logp.dtype), 0)
+    return cd, safe, keep, w
+
+
+def _nll_fwd(logp, target, weight, ignore_index, reduction):
+    cd, safe, keep, w = _nll_terms(logp, target, weight, ignore_index)
+    picked = mx.squeeze(mx.take_along_axis(logp, mx.expand_dims(safe, cd), cd), cd)
+    loss = mx.where(keep, -picked * w, mx.array(0, logp.dtype))
+    if reduction == "none":
+        return loss
+    total = mx.sum(loss)
+    return total / mx.sum(w) if reduction == "mean" else total
+
+
+def _nll_vjp(g, ans, input, target, weight, ignore_index, reduction):
+    logp = data(input)
+    cd, safe, _, w = _nll_terms(logp, data(target), data(weight), ignore_index)
+    if reduction == "mean":
+        w = w / mx.sum(w)
+    classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
+    coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), mx.array(0, logp.dtype))
+    return _wrap(coef) * (g.unsqueeze(cd) if reduction == "none" else g)
+
+
+_nll = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None, None), node=node)
+        for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -161,8 +187,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
-    loss, w, _ = _picked(input, target, weight, ignore_index)
-    return _class_reduce(loss, w, reduction)
+    return _nll["2d" if input.ndim == 4 else ""](input, target, weight, ignore_index, reduction)
 
 
 def _weight_along(weight, logp):
@@ -217,11 +242,12 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     _check_class_targets(input, target, weight)
     cd = _class_dim(input)
     logp = log_softmax(input, cd)
-    loss, w, keep = _picked(logp, target, weight, ignore_index)
-    nll = _class_reduce(loss, w, reduction)
+    nll = _nll["2d" if input.ndim == 4 else ""](logp, target, weight, ignore_index, reduction)
     if label_smoothing <= 0.0:
         return nll
     _check_smoothing(label_smoothing)
+    _, _, keep, w = _nll_terms(data(logp), data(target), data(weight), ignore_index)
+    w = _wrap(w)
     # the uniform part: -sum_c weight[c] * logp[c] per target, 0 where ignored, normalized as the nll part
     smooth = -(logp if weight is None else logp * _weight_along(weight, logp)).sum(cd)
     smooth = _class_reduce(where(keep, smooth, 0.0), w, reduction)
