@@ -47,6 +47,7 @@ FLOAT_MASK = np.random.default_rng(7).uniform(-1, 1, (2, 1, 3, 4))
 OPS = [
     ("linear_2d_bias", F.linear, lambda x, w, b: x @ w.T + b, [(3, 4), (5, 4), (5,)]),
     ("linear_2d", F.linear, lambda x, w: x @ w.T, [(3, 4), (5, 4)]),
+    ("linear_2d_broadcast_bias", F.linear, lambda x, w, b: x @ w.T + b, [(3, 4), (5, 4), (1, 5)]),
     ("linear_3d_bias", F.linear, lambda x, w, b: x @ w.T + b, [(2, 3, 4), (5, 4), (5,)]),
     ("linear_1d_bias", F.linear, lambda x, w, b: x @ w.T + b, [(4,), (2, 4), (2,)]),
     ("bilinear", F.bilinear, lambda x1, x2, w, b: np.einsum("ni,oij,nj->no", x1, w, x2) + b,
