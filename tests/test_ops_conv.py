@@ -356,3 +356,11 @@ def test_conv_options_sweep_matches_numpy():
         out = F.conv2d(lucid.tensor(x), lucid.tensor(w), None, stride, padding, dilation, groups)
         np.testing.assert_allclose(out.numpy(), np_conv(x, w, None, stride, padding, dilation, groups), rtol=1e-12,
                                    atol=1e-12)
+
+
+def test_convolution_with_bias_is_one_node_as_in_pytorch():
+    x, w, b = leaf(1, 2, 5, 5), leaf(3, 2, 3, 3), leaf(3)
+    out = F.conv2d(x, w, b)
+    assert out.grad_fn.name() == "ConvolutionBackward0"
+    assert all(f.variable is t for (f, _), t in zip(out.grad_fn.next_functions[:3], (x, w, b)))
+    assert F.conv_transpose2d(x, leaf(2, 3, 3, 3), b).grad_fn.name() == "ConvolutionBackward0"

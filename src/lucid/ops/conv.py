@@ -170,7 +170,7 @@ def _crop_dilated(x, lo, hi, input_dilation):
     return x[tuple(key)], tuple(lo2), tuple(hi2)
 
 
-def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
+def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bias=None):
     if x.dtype != w.dtype:
         dt = mx.promote_types(x.dtype, w.dtype)
         x, w = x.astype(dt), w.astype(dt)
@@ -178,8 +178,9 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
         out = [((n - 1) * di + a + b - (k - 1) * d) // s + 1
                for n, di, a, b, k, d, s in zip(x.shape[2:], input_dilation, lo, hi, w.shape[2:], dilation, stride)]
         x, lo, hi = _crop_dilated(x, lo, hi, input_dilation)
-        if 0 in x.shape[2:]:  # the output only sees padding: zeros
-            return mx.zeros((x.shape[0], w.shape[0], *out), x.dtype)
+        if 0 in x.shape[2:]:  # the output only sees padding: zeros (plus the bias)
+            y = mx.zeros((x.shape[0], *out, w.shape[0]), x.dtype)
+            return mx.moveaxis(y if bias is None else y + bias, -1, 1)
     x, w = mx.moveaxis(x, 1, -1), mx.moveaxis(w, 1, -1)
     # MLX's CPU kernels: float64 only float32-accurate, kernel dilation and input dilation on a slow generic path,
     # groups only in 1-D and 2-D; im2col covers those, and an explicitly dilated input is faster than MLX's own
@@ -189,6 +190,8 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
         for d, di in enumerate(input_dilation):
             x = _dilate(x, d + 1, di)
         y = mx.conv_general(x, w, stride, (list(lo), list(hi)), 1, 1, groups, flip_)
+    if bias is not None:  # added channels-last: a contiguous broadcast, before the layout change
+        y = y + bias
     return mx.moveaxis(y, -1, 1)
 
 
@@ -232,15 +235,19 @@ def _conv_vjp_w(g, ans, x, w, *options):
 # _conv(x, w, stride, lo, hi, dilation, input_dilation, groups, flip): all options as tuples of ints per dim
 _conv = defop("convolution", _conv_fwd, vjp=(_conv_vjp_x, _conv_vjp_w), node="ConvolutionBackward0")
 
+# _conv_bias(x, w, bias, *options): the convolution plus a per-channel bias, one node as PyTorch's (the bias
+# gradient is g summed over every dim but the channels)
+_conv_bias = defop("convolution", lambda x, w, b, *options: _conv_fwd(x, w, *options, bias=b),
+                   node="ConvolutionBackward0", vjp=(
+                       lambda g, ans, x, w, b, *options: _conv_vjp_x(g, ans, x, w, *options),
+                       lambda g, ans, x, w, b, *options: _conv_vjp_w(g, ans, x, w, *options),
+                       lambda g, ans, x, w, b, *options: g.sum((0,) + tuple(range(2, g.ndim)))))
+
 # _conv_wgrad(x, g, *options, ksize): bilinear in (x, g), its own VJPs are the other two convolutions: for a
 # cotangent v of the weight gradient, <wgrad(x, g), v> = <g, conv(x, v)>
 _conv_wgrad = defop("convolution_backward_weight", _conv_wgrad_fwd, node="ConvolutionBackwardBackward0", vjp=(
     lambda v, ans, x, g, *options: _conv_vjp_x(g, None, x, v, *options[:-1]),
     lambda v, ans, x, g, *options: _conv(x, v, *options[:-1])))
-
-
-def _add_bias(out: Tensor, bias, n: int) -> Tensor:
-    return out if bias is None else out + bias.reshape(-1, *(1,) * n)
 
 
 def _check_weight(fn, x, weight, bias, groups, n, transposed):
@@ -298,8 +305,8 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(str(d * (k - 1) + 1) for d, k in zip(dilation, ksize))}). Kernel "
                            "size can't be greater than actual input size")
-    out = _conv(x, weight, stride, lo, hi, dilation, (1,) * n, groups, False)
-    out = _add_bias(out, bias, n)
+    options = (stride, lo, hi, dilation, (1,) * n, groups, False)
+    out = _conv(x, weight, *options) if bias is None else _conv_bias(x, weight, bias, *options)
     return out.reshape(out.shape[1:]) if unbatched else out
 
 
@@ -342,8 +349,9 @@ def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_paddin
         raise RuntimeError(f"Given input size per channel: ({' x '.join(map(str, x.shape[2:]))}). Calculated output "
                            f"size per channel: ({' x '.join(map(str, size))}). Output size is too small")
     # the x-gradient of the convolution that ``weight`` (C_in, C_out/G, *k) defines from C_out to C_in channels
-    out = _conv(x, _swap_groups(weight, groups), (1,) * n, lo, hi, dilation, stride, groups, True)
-    out = _add_bias(out, bias, n)
+    options = ((1,) * n, lo, hi, dilation, stride, groups, True)
+    w = _swap_groups(weight, groups)
+    out = _conv(x, w, *options) if bias is None else _conv_bias(x, w, bias, *options)
     return out.reshape(out.shape[1:]) if unbatched else out
 
 

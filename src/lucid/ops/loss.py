@@ -156,8 +156,9 @@ def _nll_terms(logp: mx.array, target: mx.array, weight, ignore_index: int):
     return cd, safe, keep, w
 
 
-def _nll_fwd(logp, target, weight, ignore_index, reduction):
-    cd, safe, keep, w = _nll_terms(logp, target, weight, ignore_index)
+def _nll_fwd(logp, weight, safe, keep, w, cd, reduction):
+    """``safe``, ``keep``, ``w``: the targets, their mask and weights from ``_nll_terms`` (computed once, shared with
+    the VJP); ``weight`` is an argument only so that asking for its derivative is an error, as in PyTorch."""
     picked = mx.squeeze(mx.take_along_axis(logp, mx.expand_dims(safe, cd), cd), cd)
     loss = mx.where(keep, -picked * w, mx.array(0, logp.dtype))
     if reduction == "none":
@@ -166,9 +167,8 @@ def _nll_fwd(logp, target, weight, ignore_index, reduction):
     return total / mx.sum(w) if reduction == "mean" else total
 
 
-def _nll_vjp(g, ans, input, target, weight, ignore_index, reduction):
+def _nll_vjp(g, ans, input, weight, safe, keep, w, cd, reduction):
     logp = data(input)
-    cd, safe, _, w = _nll_terms(logp, data(target), data(weight), ignore_index)
     if reduction == "mean":
         w = w / mx.sum(w)
     classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
@@ -176,8 +176,13 @@ def _nll_vjp(g, ans, input, target, weight, ignore_index, reduction):
     return _wrap(coef) * (g.unsqueeze(cd) if reduction == "none" else g)
 
 
-_nll = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None, None), node=node)
-        for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
+_nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node)
+            for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
+
+
+def _nll(logp, target, weight, ignore_index: int, reduction: str) -> Tensor:
+    cd, safe, keep, w = _nll_terms(data(logp), data(target), data(weight), ignore_index)
+    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, cd, reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -187,7 +192,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
-    return _nll["2d" if input.ndim == 4 else ""](input, target, weight, ignore_index, reduction)
+    return _nll(input, target, weight, ignore_index, reduction)
 
 
 def _weight_along(weight, logp):
@@ -242,7 +247,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     _check_class_targets(input, target, weight)
     cd = _class_dim(input)
     logp = log_softmax(input, cd)
-    nll = _nll["2d" if input.ndim == 4 else ""](logp, target, weight, ignore_index, reduction)
+    nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing <= 0.0:
         return nll
     _check_smoothing(label_smoothing)

@@ -64,9 +64,11 @@ class SGD(Optimizer):
         dt = x.dtype
         c = self._const
         buf = None if s is None else s.get("momentum_buffer")
-        out = sgd_update(x, g, None if buf is None else buf._st.data, c(wd, dt), c(momentum, dt),
-                         c(1 - dampening, dt), c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False),
-                         use_momentum=momentum != 0, nesterov=nesterov)
+        use_momentum = momentum != 0
+        out = sgd_update(x, g, None if buf is None else buf._st.data, c(wd, dt) if wd else None,
+                         c(momentum, dt) if use_momentum else None, c(1 - dampening, dt) if use_momentum else None,
+                         c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False), use_momentum=use_momentum,
+                         nesterov=nesterov)
         _assign(p, out[0], written)
         if s is not None:
             if buf is None:
