@@ -5,8 +5,8 @@ every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
   wins), then gathers the values there: the VJP scatter-adds g to those positions, and the second derivative
   gathers again; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
-  the values are one MLX max over a reshape, and the first maxima are found only in backward, where a mask sends
-  g to them;
+  each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
+  found only in backward, where a mask over x's shape sends g to them (no gather, scatter or arg-reduction);
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
   convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;
 - interpolation gathers the source taps of each output index along each dim (last dim first, the order in which
@@ -21,6 +21,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
            "pixel_unshuffle"]
 
 import functools
+import itertools
 import math
 
 import mlx.core as mx
@@ -88,44 +89,71 @@ def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
     return values, idx.reshape(n, c, *out).astype(mx.int64)
 
 
-# Tiled windows (kernel == stride, no padding or dilation: the common 2x2 pool) need no index table: the windows
-# are a reshape of x, the values one MLX max, and the first maximum of each window is only found in backward.
-def _tiles(a: mx.array, k: tuple) -> mx.array:
-    """(N, C, *spatial) -> (N, C, *out, K): each tile's elements last, row-major; the part past the last whole tile
-    is dropped."""
-    n = len(k)
+# Tiled windows (kernel == stride, no padding or dilation: the common 2x2 pool) need no index table: x reshaped to
+# (N, C, o1, k1, o2, k2, ...) holds each tile's elements at fixed offsets, so each offset is a strided view of x and
+# the max, the first maximum and the gradient's mask are elementwise over those views (fused by mx.compile: one
+# pass over x each), with no transposed copy and no arg-reduction.
+def _tile_views(a: mx.array, k: tuple) -> tuple[list, list]:
+    """The K = prod(k) strided views (N, C, *out) of the tile elements, row-major over the offsets, and ``out``;
+    the part of x past the last whole tile is dropped."""
     out = [size // kk for size, kk in zip(a.shape[2:], k)]
     a = a[(slice(None), slice(None)) + tuple(slice(0, o * kk) for o, kk in zip(out, k))]
     a = a.reshape(*a.shape[:2], *(v for o, kk in zip(out, k) for v in (o, kk)))
-    a = mx.transpose(a, [0, 1] + [2 + 2 * i for i in range(n)] + [3 + 2 * i for i in range(n)])
-    return a.reshape(*a.shape[:2 + n], math.prod(k))
+    views = [a[(slice(None), slice(None)) + tuple(v for j in offset for v in (slice(None), j))]
+             for offset in itertools.product(*map(range, k))]
+    return views, out
 
 
-def _first_max(x: mx.array, k: tuple) -> mx.array:
-    """(N, C, *out) int32: the position in its tile of each tile's first maximum (NaN counting as largest)."""
-    return mx.stop_gradient(mx.argmax(_tiles(x, k), axis=-1).astype(mx.int32))
+@mx.compile
+def _max_of(*views):
+    m = views[0]
+    for v in views[1:]:
+        m = mx.maximum(m, v)  # NaN propagates, as in PyTorch
+    return m
+
+
+@mx.compile
+def _first_hit(m, *views):
+    """The offset of each tile's first element equal to its max ``m`` (the first NaN where m is NaN)."""
+    first = mx.array(len(views) - 1, dtype=mx.int32)
+    for j in range(len(views) - 2, -1, -1):
+        v = views[j]
+        first = mx.where((v == m) | (v != v), mx.array(j, dtype=mx.int32), first)
+    return first
+
+
+def _first_max(x: mx.array, k: tuple, m: mx.array) -> mx.array:
+    """(N, C, *out) int32: the offset in its tile of each tile's first maximum ``m``."""
+    return mx.stop_gradient(_first_hit(m, *_tile_views(x, k)[0]))
 
 
 def _max_tiles_vjp(g, ans, x, k):
-    """g goes to each tile's first maximum: a mask (constant: its derivative is zero) selects it, and the tiles
-    are laid back out as x (zeros past the last whole tile)."""
+    """g goes to each tile's first maximum: a mask (constant: its derivative is zero) over x's tiled shape selects
+    it (zeros past the last whole tile)."""
     n = len(k)
     xa = data(x)
-    mask = mx.arange(math.prod(k), dtype=mx.int32) == mx.expand_dims(_first_max(xa, k), -1)
-    spread = where(_wrap(mask), g.reshape(*g.shape, 1), 0.0)  # (N, C, *out, K)
-    out = spread.shape[2:2 + n]
-    spread = spread.reshape(*spread.shape[:2 + n], *k)
-    spread = spread.permute(0, 1, *(v for i in range(n) for v in (2 + i, 2 + n + i)))
-    spread = spread.reshape(*spread.shape[:2], *(o * kk for o, kk in zip(out, k)))
+    m = data(ans)
+    first = _first_max(xa, k, m)
+    lead, out = g.shape[:2], g.shape[2:]
+    offsets = 0
+    for i, kk in enumerate(k):  # (1, 1, 1, k1, 1, k2, ...): each element's row-major offset in its tile
+        shape = [1] * (2 + 2 * n)
+        shape[3 + 2 * i] = kk
+        offsets = offsets * kk + mx.arange(kk, dtype=mx.int32).reshape(shape)
+    tiled = [v for o in out for v in (o, 1)]
+    mask = first.reshape(*lead, *tiled) == offsets
+    spread = where(_wrap(mask), g.reshape(*lead, *tiled), 0.0)
+    spread = spread.reshape(*lead, *(o * kk for o, kk in zip(out, k)))
     rest = tuple((0, size - o * kk) for size, o, kk in zip(xa.shape[2:], out, k))
     return pad_constant(spread, ((0, 0), (0, 0)) + rest) if any(r for _, r in rest) else spread
 
 
 def _max_tiles_fwd(a, k):
-    return mx.max(_tiles(a, k), axis=-1)
+    return _max_of(*_tile_views(a, k)[0])
 
 
-_max_tiles = {n: defop(f"max_pool{n}d", _max_tiles_fwd, vjp=_max_tiles_vjp, node=f"MaxPool{n}DWithIndicesBackward0")
+_max_tiles = {n: defop(f"max_pool{n}d", _max_tiles_fwd, vjp=_max_tiles_vjp, save="both",
+                       node=f"MaxPool{n}DWithIndicesBackward0")
               for n in (1, 2, 3)}
 
 
@@ -166,7 +194,7 @@ def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, r
     if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: a reshape and one max
         values = _max_tiles[n](x, k)
         if return_indices:  # the flat position in the plane of each tile's first maximum
-            first = _first_max(data(x), k)
+            first = _first_max(data(x), k, data(values))
             idx = 0
             for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
                 inner = math.prod(k[i + 1:])
