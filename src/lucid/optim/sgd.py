@@ -65,6 +65,9 @@ class SGD(Optimizer):
         c = self._const
         buf = None if s is None else s.get("momentum_buffer")
         use_momentum = momentum != 0
+        if not (use_momentum or wd or maximize):  # plain SGD: two MLX ops cost less than a compiled call
+            _assign(p, x + c(-lr, dt) * g, written)
+            return
         out = sgd_update(x, g, None if buf is None else buf._st.data, c(wd, dt) if wd else None,
                          c(momentum, dt) if use_momentum else None, c(1 - dampening, dt) if use_momentum else None,
                          c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False), use_momentum=use_momentum,
