@@ -278,3 +278,19 @@ def test_against_torch():
     ]
     for ours, theirs in pairs:
         np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype, tol", [(lucid.float32, 1e-4), (lucid.float16, 2e-2)])
+def test_layer_norm_fused_path_matches_float64(dtype, tol):
+    """float32 and half inputs take MLX's fused kernel forward; value and gradients against the float64 path."""
+    rng = np.random.default_rng(3)
+    a, w, b, g = (rng.uniform(-2, 2, s) for s in ((3, 2, 5), (2, 5), (2, 5), (3, 2, 5)))
+    results = []
+    for dt in (lucid.float64, dtype):
+        x, wt, bt = (lucid.tensor(v, dtype=dt, requires_grad=True) for v in (a, w, b))
+        out = F.layer_norm(x, (2, 5), wt, bt)
+        assert out.dtype == dt and out.grad_fn.name() == "NativeLayerNormBackward0"
+        out.backward(lucid.tensor(g, dtype=dt))
+        results.append([t.to(lucid.float64).numpy() for t in (out.detach(), x.grad, wt.grad, bt.grad)])
+    for exact, fused in zip(*results):
+        np.testing.assert_allclose(fused, exact, rtol=tol, atol=tol)

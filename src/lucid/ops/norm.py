@@ -1,7 +1,7 @@
 """Normalization: layer_norm, batch_norm, instance_norm, group_norm, rms_norm, normalize, local_response_norm.
 
 Each is composed of lucid ops (var_mean, rsqrt, ...), so gradients of every order and exact float64 come from those
-ops. As in PyTorch, inputs are normalized with the biased variance (divide by n), while batch_norm and instance_norm
+ops; layer_norm is one op (MLX's fused kernel forward, a closed-form VJP made of lucid ops). As in PyTorch, inputs are normalized with the biased variance (divide by n), while batch_norm and instance_norm
 update their running statistics in place, under no_grad, with the unbiased one (divide by n - 1). Half types
 (float16, bfloat16) compute their statistics in float32 and return their own dtype, also as in PyTorch.
 """
@@ -9,9 +9,12 @@ from __future__ import annotations
 
 __all__ = ["layer_norm", "batch_norm", "instance_norm", "group_norm", "rms_norm", "normalize", "local_response_norm"]
 
+import math
+
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
+from ._core import defop
 from ..autograd.grad_mode import no_grad
 from .elementwise import rsqrt, square
 from .reduce import norm, var_mean
@@ -81,11 +84,49 @@ def _update_running(running, momentum: float, batch_stat: Tensor) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- layer, rms
+# layer_norm is one op (PyTorch's NativeLayerNormBackward0): MLX's fused kernel forward, and a closed-form VJP made of
+# lucid ops (so its own derivatives are exact), instead of the ~7 recorded ops of the composed form.
+def _layer_norm_fwd(x, w, b, axes, eps):
+    lead = x.shape[:x.ndim - len(axes)]
+    if x.dtype in (mx.float32, mx.float16, mx.bfloat16) and all(
+            t is None or t.dtype == x.dtype for t in (w, b)):  # one fused MLX call over the flattened trailing dims
+        d = math.prod(x.shape[len(lead):])
+        flat = [None if t is None else t.reshape(d) for t in (w, b)]
+        return mx.fast.layer_norm(x.reshape(*lead, d), *flat, eps).reshape(x.shape)
+    xc = x.astype(mx.float32) if x.dtype in _UPCAST else x  # float64 (exact) and mixed dtypes: the composed form
+    mean = mx.mean(xc, axis=axes, keepdims=True)
+    y = (xc - mean) / mx.sqrt(mx.var(xc, axis=axes, keepdims=True) + eps)
+    if w is not None:
+        y = y * w
+    if b is not None:
+        y = y + b
+    return y.astype(x.dtype) if y.dtype != x.dtype and x.dtype in _UPCAST else y
+
+
+def _layer_norm_vjp(g, ans, x, w, b, axes, eps):
+    """dx = r * (gy - mean(gy) - xhat * mean(gy * xhat)) with gy = g * weight, xhat = (x - mean) * r and
+    r = 1 / sqrt(var + eps) over ``axes``; dweight = sum(g * xhat), dbias = sum(g) over the leading dims."""
+    xc = _float32_if_half(x)
+    var, mean = var_mean(xc, axes, keepdim=True, correction=0)
+    r = rsqrt(var + eps)
+    xhat = (xc - mean) * r
+    gc = _float32_if_half(g)
+    gy = gc if w is None else gc * w
+    gx = r * (gy - gy.mean(axes, keepdim=True) - xhat * (gy * xhat).mean(axes, keepdim=True))
+    lead = tuple(range(x.ndim - len(axes)))
+    gw = None if w is None else (gc * xhat).sum(lead) if lead else gc * xhat
+    gb = None if b is None else gc.sum(lead) if lead else gc
+    return gx, gw, gb, None, None
+
+
+_layer_norm = defop("layer_norm", _layer_norm_fwd, vjp_all=_layer_norm_vjp, node="NativeLayerNormBackward0")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
-    (both of ``normalized_shape``)."""
+    (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch."""
     axes = _last_axes(input, normalized_shape, weight, bias)
-    return _affine(_standardize(input, axes, eps)[0], weight, bias)
+    return _layer_norm(input, weight, bias, axes, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
