@@ -329,6 +329,14 @@ def test_step_also_evaluates_the_loss_of_the_last_backward(monkeypatch):
     assert not any(a is big._st.data for a in evaluated[2])
 
 
+def test_backward_without_optimizer_keeps_no_pending_entries():
+    from lucid._tensor import _pending_evals
+    p = lucid.ones(3, requires_grad=True)
+    for _ in range(50):
+        (p * p).sum().backward()
+    assert len(_pending_evals) <= 1  # dead losses leave the registry
+
+
 def test_update_bumps_version_like_an_inplace_write():
     w = lucid.ones(3, requires_grad=True)
     y = (w * w).sum()

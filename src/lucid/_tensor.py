@@ -61,8 +61,10 @@ _pending_evals: dict = {}
 
 
 def evaluate_later(t: "Tensor") -> None:
-    """Have the next optimizer step evaluate ``t`` together with the parameters."""
-    _pending_evals[id(t)] = weakref.ref(t)
+    """Have the next optimizer step evaluate ``t`` together with the parameters. The entry leaves the registry when
+    ``t`` dies, so code that calls backward() without ever stepping an optimizer keeps nothing."""
+    key = id(t)
+    _pending_evals[key] = weakref.ref(t, lambda r: _pending_evals.get(key) is r and _pending_evals.pop(key))
 
 
 def take_pending_evals() -> list:
