@@ -156,21 +156,22 @@ def _nll_terms(logp: mx.array, target: mx.array, weight, ignore_index: int):
     return cd, safe, keep, w
 
 
-def _nll_fwd(logp, weight, safe, keep, w, cd, reduction):
-    """``safe``, ``keep``, ``w``: the targets, their mask and weights from ``_nll_terms`` (computed once, shared with
-    the VJP); ``weight`` is an argument only so that asking for its derivative is an error, as in PyTorch."""
+def _nll_fwd(logp, weight, safe, keep, w, total_w, cd, reduction):
+    """``safe``, ``keep``, ``w``: the targets, their mask and weights from ``_nll_terms``, and ``total_w`` their sum
+    for the mean (computed once, shared with the VJP); ``weight`` is an argument only so that asking for its
+    derivative is an error, as in PyTorch."""
     picked = mx.squeeze(mx.take_along_axis(logp, mx.expand_dims(safe, cd), cd), cd)
     loss = mx.where(keep, -picked * w, mx.array(0, logp.dtype))
     if reduction == "none":
         return loss
     total = mx.sum(loss)
-    return total / mx.sum(w) if reduction == "mean" else total
+    return total / total_w if reduction == "mean" else total
 
 
-def _nll_vjp(g, ans, input, weight, safe, keep, w, cd, reduction):
+def _nll_vjp(g, ans, input, weight, safe, keep, w, total_w, cd, reduction):
     logp = data(input)
     if reduction == "mean":
-        w = w / mx.sum(w)
+        w = w / total_w
     classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
     coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), mx.array(0, logp.dtype))
     return _wrap(coef) * (g.unsqueeze(cd) if reduction == "none" else g)
@@ -182,7 +183,8 @@ _nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node)
 
 def _nll(logp, target, weight, ignore_index: int, reduction: str) -> Tensor:
     cd, safe, keep, w = _nll_terms(data(logp), data(target), data(weight), ignore_index)
-    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, cd, reduction)
+    total_w = mx.sum(w) if reduction == "mean" else None
+    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, total_w, cd, reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,

@@ -30,12 +30,19 @@ def _float32_if_half(x: Tensor) -> Tensor:
     return x.to(mx.float32) if x.dtype in _UPCAST else x
 
 
-def _standardize(x: Tensor, axes: tuple, eps: float) -> tuple:
-    """``((x - mean) / sqrt(var + eps), var, mean)`` over ``axes`` with the biased variance; the first in x's
-    dtype, the statistics (kept dims) in the dtype they were computed in."""
+def _moments(x: Tensor, axes: tuple, eps: float) -> tuple:
+    """``((x - mean) * r, r, var, mean)`` over ``axes`` with the biased variance and ``r = 1 / sqrt(var + eps)``,
+    all in the dtype the statistics are computed in (float32 for half inputs)."""
     xc = _float32_if_half(x)
     var, mean = var_mean(xc, axes, keepdim=True, correction=0)
-    y = (xc - mean) * rsqrt(var + eps)
+    r = rsqrt(var + eps)
+    return (xc - mean) * r, r, var, mean
+
+
+def _standardize(x: Tensor, axes: tuple, eps: float) -> tuple:
+    """``((x - mean) / sqrt(var + eps), var, mean)`` over ``axes``; the first in x's dtype, the statistics (kept
+    dims) in the dtype they were computed in."""
+    y, _, var, mean = _moments(x, axes, eps)
     return (y.to(x.dtype) if y.dtype != x.dtype else y), var, mean
 
 
@@ -106,10 +113,7 @@ def _layer_norm_fwd(x, w, b, axes, eps):
 def _layer_norm_vjp(g, ans, x, w, b, axes, eps):
     """dx = r * (gy - mean(gy) - xhat * mean(gy * xhat)) with gy = g * weight, xhat = (x - mean) * r and
     r = 1 / sqrt(var + eps) over ``axes``; dweight = sum(g * xhat), dbias = sum(g) over the leading dims."""
-    xc = _float32_if_half(x)
-    var, mean = var_mean(xc, axes, keepdim=True, correction=0)
-    r = rsqrt(var + eps)
-    xhat = (xc - mean) * r
+    xhat, r, _, _ = _moments(x, axes, eps)
     gc = _float32_if_half(g)
     gy = gc if w is None else gc * w
     gx = r * (gy - gy.mean(axes, keepdim=True) - xhat * (gy * xhat).mean(axes, keepdim=True))

@@ -191,7 +191,7 @@ def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, r
     x, unbatched = batched(input, n, fn)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
-    if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: a reshape and one max
+    if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: strided views, elementwise max
         values = _max_tiles[n](x, k)
         if return_indices:  # the flat position in the plane of each tile's first maximum
             first = _first_max(data(x), k, data(values))
