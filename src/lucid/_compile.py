@@ -20,7 +20,7 @@ import functools
 
 import mlx.core as mx
 
-from . import _random
+from . import _checks, _random
 from ._tensor import Tensor, _wrap
 
 _tracing = [False]
@@ -208,16 +208,19 @@ class _Compiled:
             for g, lr in zip(groups, lrs):
                 g["lr"] = lr
             args, kwargs = _rebuild(arg_recipe, list(a_in))
-            out = fn(*args, **kwargs)
+            with _checks.collect() as checks:  # index bounds checks: their flags and indices become outputs
+                out = fn(*args, **kwargs)
             out_arrays: list = []
             layout["out"] = _flatten(out, out_arrays)
             layout["grads"] = [p for p in params if p._grad is not None]
+            layout["checks"] = checks
             return ([t._st.data for t in tensors] + [p._grad._st.data for p in layout["grads"]] + [_random._key[0]]
-                    + out_arrays)
+                    + [c.flag for c in checks] + [c.index for c in checks] + out_arrays)
 
         compiled = mx.compile(pure)
 
         def run(tensors, params, optimizers, arg_arrays):
+            _checks.flush()  # checks pending from before this call raise first
             before = [t._st.data for t in tensors]
             grads_before = [p._grad for p in params]
             key_before = _random._key[0]
@@ -240,11 +243,16 @@ class _Compiled:
                 for g, lr in zip(groups, lrs):
                     g["lr"] = lr
                 _random._key[0] = key_before
+            checks = layout["checks"]
+            n_go, n_c = len(layout["grads"]), len(checks)
+            mx.eval(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
+            if n_c:  # an index out of range: raise before the step's results replace anything
+                start = n_t + n_go + 1
+                _checks.raise_failed(checks, outs[start:start + n_c], outs[start + n_c:start + 2 * n_c])
             for t, a in zip(tensors, outs[:n_t]):
                 if t._st.data is not a:
                     t._st.data = a
                     t._st.version += 1
-            n_go = len(layout["grads"])
             for p in params:
                 p._grad = None
             for p, a in zip(layout["grads"], outs[n_t:n_t + n_go]):
@@ -252,8 +260,7 @@ class _Compiled:
             _random._key[0] = outs[n_t + n_go]
             for o in optimizers:
                 o._scalars = {}  # step counters now live in arrays the optimizer has not seen
-            result = outs[n_t + n_go + 1:]
-            mx.eval(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
+            result = outs[n_t + n_go + 1 + 2 * n_c:]
             return _rebuild(layout["out"], result)
 
         return run

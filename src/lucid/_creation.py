@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _dtype
 from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
-from ._tensor import Tensor, _wrap
+from ._checks import mark_known
+from ._tensor import _INDEX_DTYPES, Tensor, _wrap
 from .autograd import grad_mode as gm
 
 
@@ -51,6 +52,8 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
         if a.dtype == np.float64 and target != mx.float64:
             a = a.astype(np.float32)
         arr = mx.array(a, dtype=target)
+        if target in _INDEX_DTYPES:  # made from host values: indices are checked at once (lucid._checks)
+            mark_known(arr)
     if dtype is not None and arr.dtype != dtype:
         arr = arr.astype(dtype)
     if device is not None:

@@ -15,7 +15,7 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
-from . import _dtype
+from . import _checks, _dtype
 from .autograd import grad_mode as gm
 from .autograd.graph import RemovableHandle, _Hooks, accumulator, add_hook
 
@@ -72,6 +72,9 @@ def take_pending_evals() -> list:
     tensors = [r() for r in _pending_evals.values()]
     _pending_evals.clear()
     return [t._st.data for t in tensors if t is not None]
+
+
+_INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.uint16, mx.uint32, mx.uint64))
 
 
 def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
@@ -174,8 +177,18 @@ class Tensor:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._to_numpy()
 
-    def _to_numpy(self) -> np.ndarray:
+    def _values(self) -> mx.array:
+        """The array, about to be read on the host: the pending index checks are evaluated with it (and raise
+        here if one failed), and integer arrays are remembered as known (indices checked at once from now on)."""
         a = self._st.data
+        if _checks._state.pending:
+            _checks.flush([a])
+        if a.dtype in _INDEX_DTYPES:
+            _checks.mark_known(a)
+        return a
+
+    def _to_numpy(self) -> np.ndarray:
+        a = self._values()
         if a.dtype == mx.bfloat16:
             a = a.astype(mx.float32)
         return np.array(a, copy=True)
@@ -185,17 +198,17 @@ class Tensor:
         return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
-        return self._st.data.tolist()
+        return self._values().tolist()
 
     def item(self):
         if self._st.data.size != 1:
             raise RuntimeError(f"a Tensor with {self._st.data.size} elements cannot be converted to Scalar")
-        return self._st.data.item()
+        return self._values().item()
 
     def __bool__(self):
         if self._st.data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(self._st.data.item())
+        return bool(self._values().item())
 
     def __float__(self):
         return float(self.item())

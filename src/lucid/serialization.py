@@ -23,6 +23,7 @@ from pathlib import Path
 import mlx.core as mx
 import numpy as np
 
+from ._checks import flush as flush_checks
 from ._tensor import Tensor, _wrap
 
 # safetensors dtype name -> (lucid/MLX dtype, little-endian numpy dtype of the stored bytes)
@@ -117,7 +118,7 @@ def save(obj, f) -> None:
     in the same folder and renamed into place, so an interrupted save never leaves a truncated checkpoint."""
     flat = _Flattener()
     structure = flat.encode(obj)
-    mx.eval(*[a for a in flat.arrays.values() if isinstance(a, mx.array)])
+    flush_checks([a for a in flat.arrays.values() if isinstance(a, mx.array)])  # (and the pending index checks)
     header, offset, dtypes = {}, 0, []
     for name, array in flat.arrays.items():
         dtype = _stored_dtype(array)

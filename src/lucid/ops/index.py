@@ -10,8 +10,8 @@ PyTorch reads a key in two steps, and so does lucid:
    are adjacent, else first) is PyTorch's, and MLX implements it.
 The gradient of a gather is a scatter-add (repeated indices accumulate), itself a lucid op whose gradient is a
 gather, so higher derivatives work. Boolean masks are the one place that reads values: their indices (the output's
-shape) depend on them, and MLX has no nonzero. Index tensors are never read for bounds checks (see the gather
-family below).
+shape) depend on them, and MLX has no nonzero. Every index goes through ``lucid._checks.checked_index`` before MLX
+sees it: checked at once when its values are on the host, else made safe and checked at the next evaluation.
 """
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .._checks import checked_index, is_known, mark_known
 from .._dtype import dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from ._core import data, defop, methods
@@ -87,18 +88,18 @@ def _mask_indices(mask: np.ndarray, shape: tuple, d: int) -> list:
     return [mx.array(i, dtype=mx.int64) for i in np.nonzero(mask)]
 
 
-def _host_index(a: np.ndarray, size: int, d: int) -> mx.array:
-    """An index array given on the host (list, numpy): bounds are checked for free here."""
-    bad = _first_outside(a, -size, size)
-    if bad is not None:
-        raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
-    return mx.array(a.astype(np.int64))
+def _out_of_bounds(d: int, size: int, exc=IndexError, prefix: str = ""):
+    """PyTorch's "index 5 is out of bounds for dimension 0 with size 3", as a function of the bad value."""
+    return lambda v: exc(f"{prefix}index {v} is out of bounds for dimension {d} with size {size}")
 
 
-def _first_outside(a: np.ndarray, lo: int, hi: int):
-    """The first value of a host index array outside [lo, hi), or None."""
-    bad = a[(a < lo) | (a >= hi)] if a.size else a
-    return int(bad.flat[0]) if bad.size else None
+def _out_of_range(v) -> IndexError:
+    return IndexError("index out of range in self")
+
+
+def _key_index(a: mx.array, size: int, d: int, op: str) -> mx.array:
+    """An index array of a key (negative entries count from the end), checked (lucid._checks)."""
+    return checked_index(a, size, _out_of_bounds(d, size), op, negative=True)
 
 
 def _norm_slice(s: slice, size: int) -> slice:
@@ -155,8 +156,9 @@ def _classify(k):
                          f"indices (got {type(k).__name__})") from None
 
 
-def parse_key(shape: tuple, key) -> tuple:
-    """PyTorch's two steps for ``x[key]`` on a tensor of ``shape``: ``(basic, advanced)``.
+def parse_key(shape: tuple, key, op: str = "x[index]") -> tuple:
+    """PyTorch's two steps for ``x[key]`` on a tensor of ``shape``: ``(basic, advanced)``; ``op`` names it in
+    deferred bounds errors.
 
     ``basic`` is an MLX key of ints, 0-d index arrays, slices and None (None when there is nothing to do);
     ``advanced`` is an MLX key of full slices and index arrays over the result of ``basic`` (None when there are
@@ -196,8 +198,8 @@ def parse_key(shape: tuple, key) -> tuple:
                 raise IndexError(f"index {v} is out of bounds for dimension {d} with size {size}")
             basic.append(v % size)
             d += 1
-        elif kind == "int0d":  # a select whose index stays on the device (not bounds-checked: that would sync)
-            basic.append(v)
+        elif kind == "int0d":  # a select whose index stays on the device
+            basic.append(_key_index(v, shape[d], d, op))
             d += 1
         elif kind == "slice":
             basic.append(_norm_slice(v, shape[d]))
@@ -208,9 +210,10 @@ def parse_key(shape: tuple, key) -> tuple:
                 basic.append(_FULL)
                 adv.append(a)
             d += n
-        else:  # "array" (device, not bounds-checked) or "host"
+        else:  # "array" (an index tensor) or "host" (a list or numpy array)
             basic.append(_FULL)
-            adv.append(_host_index(v, shape[d], d) if kind == "host" else v)
+            a = mark_known(mx.array(v.astype(np.int64))) if kind == "host" else v
+            adv.append(_key_index(a, shape[d], d, op))
             d += 1
     while basic and basic[-1] is _FULL:
         basic.pop()
@@ -256,7 +259,7 @@ def _fit_value(value, region: tuple):
 
 def index_put_key(x: Tensor, key, value) -> Tensor:
     """x with ``x[key]`` replaced by ``value`` (a number or a tensor that broadcasts), out of place."""
-    basic, adv = parse_key(x.shape, key)
+    basic, adv = parse_key(x.shape, key, "x[index] = value")
     value = _fit_value(value, _region_shape(x, basic, adv) if isinstance(value, Tensor) else ())
     if adv is None:
         return put_slices(x, value, basic or _ALL)
@@ -300,22 +303,32 @@ def index_select(input, dim: int, index) -> Tensor:
     if input.ndim == 0:
         if idx.size != 1:
             raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+        idx = checked_index(idx, 1, _out_of_range, "index_select")
         return _index_select(input.reshape(1), (idx.reshape(-1),)).reshape(())
+    idx = checked_index(idx, input.shape[d], _out_of_range, "index_select")
     return _index_select(input, (_FULL,) * d + (idx.reshape(-1),))
 
 
-def _tensor_key(indices) -> tuple:
+def _tensor_key(indices, shape: tuple) -> tuple:
     """An advanced key from PyTorch's ``indices`` list: tensors (masks become their indices) or None (whole dim)."""
+    if len(indices) > len(shape):
+        raise IndexError(f"too many indices for tensor of dimension {len(shape)} (got {len(indices)})")
     key = []
     for i in indices:
+        d = len(key)
         if i is None:
             key.append(_FULL)
             continue
-        a = data(i) if isinstance(i, (Tensor, mx.array)) else mx.array(np.asarray(i))
+        if isinstance(i, (Tensor, mx.array)):
+            a = data(i)
+        else:
+            a = mark_known(mx.array(np.asarray(i)))
         if a.dtype in (mx.bool_, mx.uint8):
-            key += [mx.array(j, dtype=mx.int64) for j in np.nonzero(np.array(a.astype(mx.bool_)))]
+            key += _mask_indices(np.array(a.astype(mx.bool_)), shape, d)
         elif mx.issubdtype(a.dtype, mx.integer):
-            key.append(a)
+            if d >= len(shape):
+                raise IndexError(f"too many indices for tensor of dimension {len(shape)}")
+            key.append(_key_index(a, shape[d], d, "index_put_"))
         else:
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return tuple(key)
@@ -324,7 +337,7 @@ def _tensor_key(indices) -> tuple:
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate``, where repeated indices add up).
     ``indices`` is a tuple of index tensors, as in PyTorch (None keeps a dim whole)."""
-    key = _tensor_key(indices)
+    key = _tensor_key(indices, tuple(input.shape))
     values = _fit_value(values, _region_shape(input, None, key) if isinstance(values, Tensor) else ())
     return (_index_add if accumulate else _index_put)(input, values, key)
 
@@ -365,9 +378,8 @@ def masked_select(input, mask) -> Tensor:
 # as x[key] does above: a read's gradient is a scatter-add into zeros, a write gives the written positions of the
 # input no gradient and gathers the values', an add passes the input's gradient and gathers the values'.
 # index_add, index_copy, index_fill and take are the _add_at / _put / _take ops under PyTorch's node names.
-# Bounds: indices given as lists or numpy arrays are checked (the values are on the host: free); index tensors are
-# not, as that would read their values (a sync). MLX does not check them either: an out-of-range index tensor gives
-# unspecified values in a read and can corrupt memory in a write.
+# Bounds: every index passes through lucid._checks.checked_index (MLX checks nothing: an out-of-range index gives
+# unspecified values in a read and can corrupt memory in a write).
 def _part_key(shape: tuple, ishape: tuple, d: int):
     """The basic key of the part of an input of ``shape`` that an index of ``ishape`` along ``d`` covers (PyTorch
     lets the index be smaller in the other dims), or None when that is all of it."""
@@ -441,14 +453,14 @@ def _scalar_name(dtype) -> str:
     return _SCALAR_NAMES.get(dtype, dtype_name(dtype))
 
 
-def _index_arg(index, fn: str, dtype_error: str):
-    """An index argument as an MLX int array, plus its values when they were given on the host (list, numpy),
-    where bounds can be checked for free. ``dtype_error`` is PyTorch's message ({} is the dtype's name)."""
+def _index_arg(index, fn: str, dtype_error: str) -> mx.array:
+    """An index argument as an MLX int array (values given on the host are remembered as known, so their bounds
+    are checked at once). ``dtype_error`` is PyTorch's message ({} is the dtype's name)."""
     if isinstance(index, (Tensor, mx.array)):
         a = data(index)
         if a.dtype not in (mx.int64, mx.int32):
             raise RuntimeError(dtype_error.format(_scalar_name(a.dtype)))
-        return a, None
+        return a
     if isinstance(index, (list, tuple, range, np.ndarray)):
         h = np.asarray(index)
         if h.size == 0 and h.dtype == np.float64:  # [] reads as float64
@@ -456,15 +468,19 @@ def _index_arg(index, fn: str, dtype_error: str):
         if h.dtype.kind not in "iu":
             raise RuntimeError(dtype_error.format(_scalar_name(from_numpy_dtype(h.dtype)) if h.dtype.kind in "fb"
                                                   else h.dtype))
-        return mx.array(h.astype(np.int64)), h
+        return mark_known(mx.array(h.astype(np.int64)))
     raise TypeError(f"{fn}(): argument 'index' must be Tensor, not {type(index).__name__}")
 
 
-def _check_bounds(host, size: int, message: str, lo: int = 0, exc=RuntimeError) -> None:
-    if host is not None:
-        bad = _first_outside(host, lo, size)
-        if bad is not None:
-            raise exc(message.format(bad))
+def _flat_index(idx: mx.array) -> mx.array:
+    """``idx`` as 1-d, still known on the host if it was (reading a reshape of computed values costs nothing)."""
+    flat = idx.reshape(-1)
+    return mark_known(flat) if is_known(idx) else flat
+
+
+def _along_index(idx: mx.array, size: int, d: int, op: str) -> mx.array:
+    """gather's and scatter's indices: in [0, size), PyTorch's RuntimeError otherwise."""
+    return checked_index(idx, size, _out_of_bounds(d, size, RuntimeError), op)
 
 
 def _along_key(idx: mx.array, d: int) -> tuple:
@@ -501,13 +517,12 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (``input[i][index[i][j]]`` for dim 1): the element along
     ``dim`` named by each entry of ``index``, which has input's number of dims and is no larger in the others.
     The result has index's shape; the gradient scatter-adds into zeros (repeated indices accumulate)."""
-    idx, host = _index_arg(index, "gather", "gather(): Expected dtype int32/int64 for index")
+    idx = _index_arg(index, "gather", "gather(): Expected dtype int32/int64 for index")
     if input.ndim == 0:
-        return gather(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1)).reshape(idx.shape)
+        return gather(input.reshape(1), 0, _flat_index(idx)).reshape(idx.shape)
     d = wrap_dim(dim, input.ndim)
     _check_along(input.shape, idx.shape, d)
-    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
-    return _gather(input, idx, d)
+    return _gather(input, _along_index(idx, input.shape[d], d, "gather"), d)
 
 
 def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None = None) -> Tensor:
@@ -519,11 +534,10 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None 
         raise TypeError("scatter() missing 1 required positional argument: 'src' or 'value'")
     if reduce not in (None, "add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
-    idx, host = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
+    idx = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
     tensor_src = isinstance(src, Tensor)
     if input.ndim == 0:
-        return scatter(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
-                       src.reshape(-1) if tensor_src else src, value,
+        return scatter(input.reshape(1), 0, _flat_index(idx), src.reshape(-1) if tensor_src else src, value,
                        reduce=reduce).reshape(())
     d = wrap_dim(dim, input.ndim)
     if tensor_src:
@@ -537,7 +551,7 @@ def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None 
     else:
         _check_along(input.shape, idx.shape, d, what="self")
         v = data(value if src is None else src)
-    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
+    idx = _along_index(idx, input.shape[d], d, "scatter")
     if reduce == "add":
         return _scatter_add(input, v, idx, d)
     if reduce == "multiply":
@@ -555,27 +569,26 @@ def _leading_part(src, shape: tuple):
 def scatter_add(input, dim: int, index, src) -> Tensor:
     """``input`` with ``out[index[i][j]][j] += src[i][j]`` for dim 0; repeated indices add up. The gradient passes
     to input and is gathered for src."""
-    idx, host = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
+    idx = _index_arg(index, "scatter", "scatter(): Expected dtype int32/int64 for index")
     if input.ndim == 0:
-        return scatter_add(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
-                           src.reshape(-1)).reshape(())
+        return scatter_add(input.reshape(1), 0, _flat_index(idx), src.reshape(-1)).reshape(())
     d = wrap_dim(dim, input.ndim)
     _check_along(input.shape, idx.shape, d, src.shape, what="self")
     _same_dtype(input, src, "scatter(): Expected self.dtype to be equal to src.dtype")
-    _check_bounds(host, input.shape[d], f"index {{}} is out of bounds for dimension {d} with size {input.shape[d]}")
-    return _scatter_add(input, _leading_part(src, idx.shape), idx, d)
+    return _scatter_add(input, _leading_part(src, idx.shape), _along_index(idx, input.shape[d], d, "scatter_add"),
+                        d)
 
 
 def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
     """index_add's and index_copy's arguments checked (with the messages of each): ``(input, key, source,
     scalar)``, where 0-d tensors are read as 1-d and ``scalar`` says to make the result 0-d again."""
-    idx, host = _index_arg(index, fn, dtype_error)
+    idx = _index_arg(index, fn, dtype_error)
     if idx.ndim > 1:
         if fn == "index_copy_":
             raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {idx.ndim})")
         raise IndexError(f"{fn}(): Index is supposed to be a vector, but got dim: {idx.ndim} with type: "
                          f"{_scalar_name(idx.dtype)} and size: {list(idx.shape)}")
-    idx = idx.reshape(-1)
+    idx = _flat_index(idx)
     d = wrap_dim(dim, input.ndim)
     scalar = input.ndim == 0
     if scalar:
@@ -599,8 +612,7 @@ def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
                                    f"dimension {k}.")
         _same_dtype(input, source, "index_copy_(): self and source expected to have the same dtype, but got (self) "
                                    "{} and (source) {}")
-        _check_bounds(host, shape[d], f"index_copy_(): index {{}} is out of bounds for dimension {d} with size "
-                                      f"{shape[d]}", exc=IndexError)
+        idx = checked_index(idx, shape[d], _out_of_bounds(d, shape[d], prefix="index_copy_(): "), fn)
     else:
         if d < len(sshape) and sshape[d] != n:
             raise RuntimeError(f"{fn}(): Number of indices ({n}) should be equal to source.size(dim): "
@@ -609,7 +621,7 @@ def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
             raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
                                f"dimension. Got self.shape = {list(shape)} source.shape = {list(sshape)}")
         _same_dtype(input, source, f"{fn}(): self ({{}}) and source ({{}}) must have the same scalar type")
-        _check_bounds(host, shape[d], f"index {{}} is out of bounds for dimension {d} with size {shape[d]}")
+        idx = checked_index(idx, shape[d], _out_of_range, fn)
     return input, (_FULL,) * d + (idx,), source, scalar
 
 
@@ -634,39 +646,36 @@ def index_copy(input, dim: int, index, source) -> Tensor:
 def index_fill(input, dim: int, index, value) -> Tensor:
     """``input`` with the slices ``index`` (0-d or 1-d) along ``dim`` set to ``value`` (a number or a 0-d
     tensor, which gets the summed gradient of those positions)."""
-    idx, host = _index_arg(index, "index_fill_", "index_fill_(): Expected dtype int64 for index.")
+    idx = _index_arg(index, "index_fill_", "index_fill_(): Expected dtype int64 for index.")
     if idx.ndim > 1:
         raise IndexError(f"index_fill_(): Expected a 0-d or 1-d index, but got a {idx.ndim}-d index")
     if isinstance(value, Tensor) and value.ndim != 0:
         raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                            f"{value.ndim} dimension(s).")
     if input.ndim == 0:
-        return index_fill(input.reshape(1), 0, idx.reshape(-1) if host is None else host.reshape(-1),
-                          value).reshape(())
+        return index_fill(input.reshape(1), 0, _flat_index(idx), value).reshape(())
     d = wrap_dim(dim, input.ndim)
-    size = input.shape[d]
-    _check_bounds(host, size, f"index {{}} is out of bounds for dimension {d} with size {size}", lo=-size,
-                  exc=IndexError)
+    idx = _key_index(idx, input.shape[d], d, "index_fill_")
     return _index_fill(input, value, (_FULL,) * d + (idx.reshape(-1),))
 
 
 def take(input, index) -> Tensor:
     """The elements of ``input`` read as 1-d at ``index`` (any shape; negative indices count from the end); the
     result has index's shape."""
-    idx, host = _index_arg(index, "take", "take(): Expected a long tensor for index, but got {}")
+    idx = _index_arg(index, "take", "take(): Expected a long tensor for index, but got {}")
     n = input.numel()
-    _check_bounds(host, n, f"out of range: tried to access index {{}} on a tensor of {n} elements.", lo=-n,
-                  exc=IndexError)
+    idx = checked_index(idx, n, lambda v: IndexError(f"out of range: tried to access index {v} on a tensor of {n} "
+                                                     "elements."), "take", negative=True)
     return _take_flat(input, (idx,))
 
 
 def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     """``gather`` with broadcasting: ``input`` and ``indices`` broadcast in all dims but ``dim``. Without ``dim``
     both are read as 1-d (numpy's ``take_along_axis``)."""
-    idx, host = _index_arg(indices, "take_along_dim", "torch.take_along_dim(): dtype of indices should be Long but "
-                                                      "got {}")
+    idx = _index_arg(indices, "take_along_dim", "torch.take_along_dim(): dtype of indices should be Long but got {}")
     if dim is None:
-        return gather(input.reshape(-1), 0, idx.reshape(-1) if host is None else host.reshape(-1))
+        x, idx = input.reshape(-1), _flat_index(idx)
+        return _gather(x, _wrapped_along(idx, x.shape[0], 0), 0)
     if input.ndim != idx.ndim:
         raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {input.ndim} dimensions for input, and {idx.ndim} dimensions for indices")
@@ -674,12 +683,17 @@ def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     shape = list(input.shape)
     shape[d] = idx.shape[d]
     shape = _broadcast_shape(shape, idx.shape)
+    idx = _wrapped_along(idx, input.shape[d], d)  # checked before broadcasting: the message names a real entry
     if tuple(shape) != idx.shape:
         idx = mx.broadcast_to(idx, shape)
-        host = None if host is None else np.broadcast_to(host, shape)
     shape[d] = input.shape[d]
     x = input if tuple(input.shape) == tuple(shape) else input.expand(shape)
-    return gather(x, d, idx if host is None else host)
+    return _gather(x, idx, d)
+
+
+def _wrapped_along(idx: mx.array, size: int, d: int) -> mx.array:
+    """take_along_dim's indices: negative ones count from the end (MLX's take_along_axis does the same)."""
+    return checked_index(idx, size, _out_of_bounds(d, size, RuntimeError), "take_along_dim", negative=True)
 
 
 def _broadcast_shape(a, b) -> list:

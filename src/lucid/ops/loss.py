@@ -3,8 +3,9 @@
 Every loss is composed of lucid ops, so gradients of every order and float64 come from those ops; nll_loss is one
 op itself (its VJP a constant times g), and cross_entropy is log_softmax then nll_loss, PyTorch's two nodes.
 Class-index targets never leave the device: ``ignore_index`` is a mask, the picked log-probabilities are read at the
-masked targets, and weighted means divide by a sum of weights (never a count read back to Python). So, unlike
-PyTorch, out-of-range targets and probabilities outside [0, 1] are not checked (that would read values).
+masked targets, and weighted means divide by a sum of weights (never a count read back to Python). Out-of-range
+targets raise PyTorch's "Target 5 is out of bounds." at once when their values are known, else at the next
+evaluation (lucid._checks); probabilities outside [0, 1] are not checked (that would read values).
 
 ``reduction`` is 'mean' (the default), 'sum' or 'none'; the deprecated ``size_average`` and ``reduce`` still
 override it, with PyTorch's warning. Rules that differ from a plain mean, as in PyTorch:
@@ -27,6 +28,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .._checks import checked_index
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .activation import logsigmoid
@@ -181,8 +183,15 @@ _nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node)
             for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
 
 
+def _checked_targets(input, target, ignore_index: int, op: str) -> mx.array:
+    """The class-index targets, checked to lie in [0, C) unless equal to ``ignore_index`` (lucid._checks)."""
+    classes = input.shape[_class_dim(input)]
+    return checked_index(data(target), classes, lambda v: IndexError(f"Target {v} is out of bounds."), op,
+                         ignore=ignore_index)
+
+
 def _nll(logp, target, weight, ignore_index: int, reduction: str) -> Tensor:
-    cd, safe, keep, w = _nll_terms(data(logp), data(target), data(weight), ignore_index)
+    cd, safe, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
     total_w = mx.sum(w) if reduction == "mean" else None
     return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, total_w, cd, reduction)
 
@@ -194,7 +203,7 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
-    return _nll(input, target, weight, ignore_index, reduction)
+    return _nll(input, _checked_targets(input, target, ignore_index, "nll_loss"), weight, ignore_index, reduction)
 
 
 def _weight_along(weight, logp):
@@ -247,13 +256,14 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     _check_class_targets(input, target, weight)
+    target = _checked_targets(input, target, ignore_index, "cross_entropy")
     cd = _class_dim(input)
     logp = log_softmax(input, cd)
     nll = _nll(logp, target, weight, ignore_index, reduction)
     if label_smoothing <= 0.0:
         return nll
     _check_smoothing(label_smoothing)
-    _, _, keep, w = _nll_terms(data(logp), data(target), data(weight), ignore_index)
+    _, _, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
     w = _wrap(w)
     # the uniform part: -sum_c weight[c] * logp[c] per target, 0 where ignored, normalized as the nll part
     smooth = -(logp if weight is None else logp * _weight_along(weight, logp)).sum(cd)

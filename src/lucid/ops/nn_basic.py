@@ -18,6 +18,7 @@ import warnings
 
 import mlx.core as mx
 
+from .._checks import checked_index
 from .._dtype import dtype_name
 from .._random import next_key
 from .._tensor import Tensor, _wrap
@@ -250,8 +251,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``: shape (*input.shape, dim).
     Repeated indices accumulate gradient; the ``padding_idx`` row gets none; ``scale_grad_by_freq`` divides each
     row's gradient by its count in ``input``; ``max_norm`` first renormalizes the used rows in place. ``sparse``
-    is accepted and ignored (the gradient is dense). Out-of-range indices are not checked (that would read
-    values)."""
+    is accepted and ignored (the gradient is dense). Out-of-range indices raise PyTorch's IndexError (at once, or at
+    the next evaluation when their values are not known yet: see lucid._checks)."""
     idx = data(input)
     if not isinstance(idx, mx.array) or not mx.issubdtype(idx.dtype, mx.integer):
         name = dtype_name(idx.dtype) if isinstance(idx, mx.array) else type(input).__name__
@@ -264,15 +265,21 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
         if not -num <= padding_idx < num:
             raise AssertionError("Padding_idx must be within num_embeddings")
         padding_idx %= num
+    idx = checked_index(idx, num, lambda v: IndexError("index out of range in self"), "embedding")
     if max_norm is not None:
         _renorm_rows(weight, idx, max_norm, norm_type)
     return _embedding(weight, idx, _grad_scale(idx, num, padding_idx, scale_grad_by_freq, weight.dtype))
 
 
+def _class_value_error(v) -> RuntimeError:
+    return RuntimeError("Class values must be non-negative." if v < 0 else
+                        "Class values must be smaller than num_classes.")
+
+
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each index. ``num_classes=-1`` infers
-    ``max + 1`` (this reads the values, and checks they are non-negative; with ``num_classes`` given nothing is
-    read, and an out-of-range index gives a row of zeros)."""
+    ``max + 1`` (this reads the values, and checks they are non-negative); with ``num_classes`` given, values
+    outside [0, num_classes) raise PyTorch's error (at once, or at the next evaluation: see lucid._checks)."""
     a = data(tensor)
     if not isinstance(a, mx.array) or not mx.issubdtype(a.dtype, mx.integer):
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -285,6 +292,8 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
         num_classes = hi + 1
     elif num_classes < 1:
         raise RuntimeError("num_classes should be positive")
+    else:
+        a = checked_index(a, num_classes, _class_value_error, "one_hot")
     return _wrap((mx.expand_dims(a, -1) == mx.arange(num_classes)).astype(mx.int64))
 
 

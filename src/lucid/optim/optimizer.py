@@ -23,6 +23,7 @@ from itertools import chain
 import mlx.core as mx
 import numpy as np
 
+from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._compile import is_compiling
 from .._tensor import Tensor, _wrap, take_pending_evals
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -88,6 +89,8 @@ def _with_step_hooks(step, evaluates: bool = False):
 
     @functools.wraps(step)
     def wrapper(self, *args, **kwargs):
+        if has_pending_checks():  # an index out of range in this step's forward: raise before anything changes
+            flush_checks()
         if self._step_pre_hooks:
             for hook in tuple(self._step_pre_hooks.values()):
                 result = hook(self, args, kwargs)

@@ -1,0 +1,183 @@
+"""Index bounds: checked at once when the values are on the host, made safe and checked later when they are not.
+
+MLX must never see an out-of-range index: a read returns garbage and a write can corrupt memory or kill the process.
+But MLX is lazy. An index tensor computed on the device (``argmax``, ``randint``, arithmetic, a slice of a batch)
+has no values yet, and reading them for a check would force an evaluation in the middle of the forward pass (a sync
+per indexing op). So every op that consumes indices passes them through ``checked_index``:
+
+- indices whose values are already on the host — Python ints, lists, numpy arrays, a tensor made from such data or
+  already evaluated (printed, ``.item()``, ``.numpy()``) — are checked at once, and PyTorch's error is raised from
+  the user's line;
+- other indices are replaced, for MLX, by a safe array (out-of-range entries become 0, so nothing is read or
+  written out of bounds), and a lazy flag "was any entry out of range" is registered with the op's name and the
+  user's line that called it. The next point where lucid computes values anyway — ``.item()``, ``.tolist()``,
+  ``.numpy()``, printing, ``optimizer.step()`` (before it changes anything), ``lucid.save``, a ``lucid.compile``d
+  call — evaluates the pending flags too, and raises PyTorch's error naming the op and that line.
+
+The pending flags are per thread. A trace (``lucid.compile``) collects the flags of the ops it records with
+``collect()`` and returns them from the compiled function, so compiled steps are checked too.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import weakref
+
+import mlx.core as mx
+import numpy as np
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_MAX_PENDING = 512  # a loop that never looks at a value still gets its checks (and frees their arrays) this often
+
+
+class _State(threading.local):
+    def __init__(self):
+        self.pending: list = []  # Checks not yet evaluated
+        self.scope: list | None = None  # the Checks of a trace in progress (see collect)
+
+
+_state = _State()
+enabled = [True]  # bench/ measures the cost by turning the checks off; nothing else should
+
+
+class Check:
+    """One deferred bounds check: ``flag`` (a lazy bool array) says whether ``index`` had an entry outside
+    ``[lo, size)`` (ignoring ``ignore``); ``error(value)`` builds PyTorch's exception for the first such entry."""
+
+    __slots__ = ("flag", "index", "lo", "size", "ignore", "error", "op", "site")
+
+    def __init__(self, flag, index, lo, size, ignore, error, op, site):
+        self.flag, self.index, self.lo, self.size, self.ignore = flag, index, lo, size, ignore
+        self.error, self.op, self.site = error, op, site
+
+    def exception(self, index=None) -> Exception:
+        """The error, for the index's values (``index``: its evaluated array, when it was traced)."""
+        host = np.asarray(self.index if index is None else index)
+        bad = first_outside(host, self.lo, self.size, self.ignore)
+        exc = self.error(bad)
+        file, line = self.site
+        exc.args = (f"{exc.args[0] if exc.args else ''} (in {self.op}, called at {file}, line {line}; MLX is lazy, "
+                    "so lucid found this when the values were computed)",)
+        return exc
+
+
+# ---------------------------------------------------------------------------------------------------- host values
+_known: dict = {}  # id(array) -> weakref of MLX arrays whose values are on the host
+
+
+def mark_known(arr: mx.array) -> mx.array:
+    """Record that ``arr`` holds computed values (made from host data, or evaluated): its indices can be checked
+    at once, for free."""
+    key = id(arr)
+    _known[key] = weakref.ref(arr, lambda r: _known.get(key) is r and _known.pop(key, None))
+    return arr
+
+
+def is_known(arr: mx.array) -> bool:
+    r = _known.get(id(arr))
+    return r is not None and r() is arr
+
+
+def first_outside(host: np.ndarray, lo: int, hi: int, ignore=None):
+    """The first value of ``host`` outside ``[lo, hi)`` (values equal to ``ignore`` excepted), or None."""
+    if host.size == 0:
+        return None
+    out = (host < lo) | (host >= hi)
+    if ignore is not None:
+        out &= host != ignore
+    if not out.any():
+        return None
+    return int(host.reshape(-1)[np.argmax(out.reshape(-1))])
+
+
+# ---------------------------------------------------------------------------------------------------- the check
+def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool = False, ignore=None) -> mx.array:
+    """``index`` ready for MLX along a dim of ``size``: checked now if its values are known (raising
+    ``error(first bad value)``), else with out-of-range entries replaced by 0 and a deferred check registered.
+    ``negative``: entries in ``[-size, 0)`` are valid (they count from the end, which MLX does too). Entries equal
+    to ``ignore`` are neither checked nor changed (the caller masks them)."""
+    if index.size == 0 or not enabled[0]:
+        return index
+    lo = -size if negative else 0
+    if size == 0 or is_known(index):  # with size 0 every entry is out of range: reading it is the error path
+        bad = first_outside(np.asarray(index), lo, size, ignore)
+        if bad is not None:
+            raise error(bad)
+        return index
+    # one comparison: shifted to start at 0, a negative entry becomes huge as an unsigned number
+    shifted = index + size if negative else index
+    bad = shifted.astype(mx.uint64) >= (2 * size if negative else size)
+    if ignore is not None:
+        bad = bad & (index != ignore)
+    check = Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site())
+    scope = _state.scope
+    if scope is not None:
+        scope.append(check)
+    else:
+        pending = _state.pending
+        pending.append(check)
+        if len(pending) >= _MAX_PENDING:
+            flush()
+    return mx.where(bad, 0, index)
+
+
+def _user_site() -> tuple:
+    """(file, line) of the innermost caller outside lucid: the user's line that called the op."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
+        f = f.f_back
+    return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
+
+
+# ---------------------------------------------------------------------------------------------------- evaluation
+def has_pending() -> bool:
+    return bool(_state.pending)
+
+
+def flush(arrays=()) -> None:
+    """Evaluate ``arrays`` and every pending check in one ``mx.eval``; raise the first failed check's error (in
+    program order). Does nothing while a trace collects checks (its values are placeholders)."""
+    pending = _state.pending
+    if not pending or _state.scope is not None:
+        if arrays:
+            mx.eval(arrays)
+        return
+    _state.pending = []
+    flags = [c.flag for c in pending]
+    try:
+        mx.eval(arrays, flags)
+    except RuntimeError:  # a check recorded inside a raw MLX transform (a placeholder array): skip those
+        flags = [f if _evaluates(f) else mx.array(False) for f in flags]
+        mx.eval(arrays)
+    for c, f in zip(pending, flags):
+        if f.item():
+            raise c.exception()
+
+
+def _evaluates(a: mx.array) -> bool:
+    try:
+        mx.eval(a)
+        return True
+    except RuntimeError:
+        return False
+
+
+class collect:
+    """``with collect() as checks:`` — the checks of ops recorded inside (a trace) go to ``checks`` instead of the
+    thread's pending list; the tracer returns their flags and raises with ``raise_failed``."""
+
+    def __enter__(self) -> list:
+        self.outer = _state.scope
+        _state.scope = checks = []
+        return checks
+
+    def __exit__(self, *exc) -> None:
+        _state.scope = self.outer
+
+
+def raise_failed(checks: list, flags: list, indices: list) -> None:
+    """After a traced call: ``flags`` and ``indices`` are the evaluated flags and index arrays of ``checks``."""
+    for c, f, idx in zip(checks, flags, indices):
+        if f.item():
+            raise c.exception(idx)
