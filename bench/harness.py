@@ -19,6 +19,7 @@ import numpy as np
 from .timing import interleaved
 
 IMPLEMENTATIONS = ("lucid", "mlx", "lucid.compile", "mx.compile", "torch")
+UNCHECKED = ("lucid, no index checks", "lucid.compile, no index checks")  # the cost of lucid._checks
 
 
 @dataclass

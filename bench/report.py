@@ -1,12 +1,13 @@
 """Turn the measurements into markdown tables, a targets table (the issue's targets, met or not), and a chart."""
 from __future__ import annotations
 
-from .harness import IMPLEMENTATIONS, WorkloadResult
+from .harness import IMPLEMENTATIONS, UNCHECKED, WorkloadResult
 from .timing import Stat, paired_ratio
 
 NAMES = {"lucid": "lucid eager", "mlx": "MLX eager", "lucid.compile": "lucid.compile", "mx.compile": "mx.compile",
          "torch": "PyTorch eager"}
 COMPILED_TARGET = 1.0
+CHECKS_TARGET = 1.03  # issue 9: index bounds checks cost at most 3% of a step
 PEAK_TARGET = 1.1
 RECORDING_TARGET_US = 1.5
 FLAT_TARGET = 1.5    # per-node cost of lucid's backward walk at the longest chain / at the shortest
@@ -61,6 +62,16 @@ def timing_table(results: list[WorkloadResult], notes: Notes) -> str:
             same = "not checked"
         out.append(f"| {r.title} | " + " | ".join(cells) + f" | {_ratio(r.samples.get('lucid'), r.samples.get('mlx'))}"
                    f" | {_ratio(r.samples.get('lucid.compile'), r.samples.get('mx.compile'))} | {same} |")
+    return "\n".join(out)
+
+
+def checks_table(results: list[WorkloadResult]) -> str:
+    """The cost of lucid's index bounds checks: each step with the checks / the same step without them."""
+    out = ["| workload | lucid eager, checks on / off | lucid.compile, checks on / off |", "|---|---:|---:|"]
+    for r in results:
+        if any(u in r.samples for u in UNCHECKED):
+            out.append(f"| {r.title} | {_ratio(r.samples.get('lucid'), r.samples.get(UNCHECKED[0]))} | "
+                       f"{_ratio(r.samples.get('lucid.compile'), r.samples.get(UNCHECKED[1]))} |")
     return "\n".join(out)
 
 
@@ -136,6 +147,13 @@ def targets_table(results: list[WorkloadResult], eager_targets: dict, peaks: dic
                                                                                                       "not run"))
         rows.append((f"lucid.compile / mx.compile ≤ {COMPILED_TARGET:.1f}×: {_short(r.title)}", measured,
                      _met(None if ratio is None else ratio.median <= COMPILED_TARGET)))
+    for r in results:
+        for a, b in (("lucid", UNCHECKED[0]), ("lucid.compile", UNCHECKED[1])):
+            if r.samples.get(a) and r.samples.get(b):
+                ratio = paired_ratio(r.samples[a], r.samples[b])
+                rows.append((f"index bounds checks cost ≤ 3% of a step ({NAMES[a]}, with / without): "
+                             f"{_short(r.title)}", _ratio(r.samples[a], r.samples[b]),
+                             _met(ratio.median <= CHECKS_TARGET)))
     for key, p in peaks.items():
         for a, b in (("lucid", "mlx"), ("lucid.compile", "mx.compile")):
             r = _peak_ratio_value(p, a, b)

@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
 
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
 from bench import hvp, overhead, report, training  # noqa: E402
-from bench.harness import Settings  # noqa: E402
+from bench.harness import UNCHECKED, Settings  # noqa: E402
 from bench.timing import paired_ratio  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -132,6 +132,13 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
                   "Calls per timed block: " + "; ".join(
                       f"{r.key} " + ", ".join(f"{i} {n}" for i, n in r.calls.items()) for r in results["workloads"]),
                   ""]
+    if any(u in r.samples for r in results["workloads"] for u in UNCHECKED):
+        lines += ["## Cost of the index bounds checks", "",
+                  "Each training step with lucid's index bounds checks (`lucid._checks`) / the same step with them "
+                  "turned off, interleaved in the same process. The class targets and token ids are on the host, "
+                  "so they are checked at once; the language model's targets are reshaped first, so theirs is the "
+                  "deferred check (made safe, flagged, evaluated at `backward()`).", "",
+                  report.checks_table(results["workloads"]), ""]
     if results["peaks"]:
         lines += ["## Peak memory of one training step", "",
                   "Each implementation built alone and warmed up; MiB above the process's baseline at the step's "

@@ -11,8 +11,10 @@ per indexing op). So every op that consumes indices passes them through ``checke
 - other indices are replaced, for MLX, by a safe array (out-of-range entries become 0, so nothing is read or
   written out of bounds), and a lazy flag "was any entry out of range" is registered with the op's name and the
   user's line that called it. The next point where lucid computes values anyway — ``.item()``, ``.tolist()``,
-  ``.numpy()``, printing, ``optimizer.step()`` (before it changes anything), ``lucid.save``, a ``lucid.compile``d
-  call — evaluates the pending flags too, and raises PyTorch's error naming the op and that line.
+  ``.numpy()``, printing, ``backward()`` and ``optimizer.step()`` (before they change anything), ``lucid.save``,
+  a ``lucid.compile``d call — evaluates the pending flags too, and raises PyTorch's error naming the op and that
+  line. A write with such an index (``x[i] = v``, ``scatter_``, ``index_add_``, ...) is all or nothing: if one
+  index is out of range, the tensor keeps its old values.
 
 The pending flags are per thread. A trace (``lucid.compile``) collects the flags of the ops it records with
 ``collect()`` and returns them from the compiled function, so compiled steps are checked too.
@@ -35,6 +37,7 @@ class _State(threading.local):
     def __init__(self):
         self.pending: list = []  # Checks not yet evaluated
         self.scope: list | None = None  # the Checks of a trace in progress (see collect)
+        self.watch: list | None = None  # the flags of a write op in progress (see watch)
 
 
 _state = _State()
@@ -111,6 +114,8 @@ def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool 
     if ignore is not None:
         bad = bad & (index != ignore)
     check = Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site())
+    if _state.watch is not None:
+        _state.watch.append(check.flag)
     scope = _state.scope
     if scope is not None:
         scope.append(check)
@@ -161,6 +166,19 @@ def _evaluates(a: mx.array) -> bool:
         return True
     except RuntimeError:
         return False
+
+
+class watch:
+    """``with watch() as flags:`` — the flags of the deferred checks made inside, so that a write op can keep its
+    input unchanged when one of its indices turns out to be out of range (all or nothing)."""
+
+    def __enter__(self) -> list:
+        self.outer = _state.watch
+        _state.watch = flags = []
+        return flags
+
+    def __exit__(self, *exc) -> None:
+        _state.watch = self.outer
 
 
 class collect:

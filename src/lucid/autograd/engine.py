@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import mlx.core as mx
 
+from .. import _checks
 from .._compile import is_compiling
 from .._tensor import Tensor, _shape_str, _wrap, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -270,6 +271,8 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     targets: None, or the nodes the walk must reach (it then skips every node that leads to none of them).
     capture: None, or a list of edges whose gradients are returned, in order.
     """
+    if _checks._state.pending:  # an index out of range in the forward: raise before any .grad changes
+        _checks.flush()
     pairs = [(e, s) for e, s in zip(roots, seeds) if e is not None and s is not None]
     order = _topological([e[0] for e, _ in pairs])
     needed = None
