@@ -232,7 +232,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._st.data if isinstance(mean, Tensor) else mean
         s = std._st.data if isinstance(std, Tensor) else std
-        shape = mx.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
+        shape = _dtype.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
         dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
         return _finish(mx.random.normal(shape=shape, dtype=dt, key=_key(generator)) * s + m, requires_grad)
     return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=_key(generator)),

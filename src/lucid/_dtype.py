@@ -105,6 +105,21 @@ def check_new_shape(shape: tuple, dtype) -> tuple:
     return shape
 
 
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that ``shapes`` broadcast to, with PyTorch's error where two sizes differ and neither is 1 (MLX's
+    own is a ValueError). Like PyTorch, the shapes are folded from the left and each pair compared from the right."""
+    out = ()
+    for s in shapes:
+        n = max(len(out), len(s))
+        a, b = (1,) * (n - len(out)) + tuple(out), (1,) * (n - len(s)) + tuple(s)
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                                   f"non-singleton dimension {i}")
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return out
+
+
 def check_dims(shape: tuple) -> None:
     """MLX's limit on a single dimension (a broadcast view of that size allocates nothing, but MLX cannot hold it)."""
     for s in shape:

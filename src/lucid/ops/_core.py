@@ -24,6 +24,7 @@ import re
 import mlx.core as mx
 
 from .._compile import is_compiling
+from .._dtype import broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.anomaly import _state as _anomaly, record_trace
@@ -201,7 +202,10 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
         out._rg = False
         out._fn = None
         if not _state.grad:  # no recording: unwrap, call MLX, wrap
-            st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            try:  # (free until MLX raises)
+                st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            except ValueError as e:
+                _mlx_error(name, e, args)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -233,7 +237,10 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
             edges.append(None)
         if inference and rg:
             _inference_error()
-        st.data = fwd(*arrays, **kwargs)
+        try:
+            st.data = fwd(*arrays, **kwargs)
+        except ValueError as e:
+            _mlx_error(name, e, args)
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
@@ -246,11 +253,32 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
     return op
 
 
+def _mlx_error(name: str, e: ValueError, args: tuple):
+    """Re-raise an MLX ValueError from op ``name`` as PyTorch's RuntimeError, with lucid's explanation first and
+    MLX's text as its cause: shape and broadcast mismatches are RuntimeErrors in PyTorch, and ported code catches
+    those. A ValueError that lucid itself raised (PyTorch's type for a bad argument value) passes unchanged; MLX
+    prefixes its messages with the name of its function in brackets."""
+    msg = str(e)
+    if not msg.startswith("["):
+        raise e
+    tensors = [a for a in args if isinstance(a, (Tensor, mx.array))]
+    if msg.startswith("[broadcast_shapes]"):
+        try:
+            broadcast_shapes(*(tuple(t.shape) for t in tensors))
+        except RuntimeError as explained:
+            raise explained from e
+    inputs = ", ".join(f"[{', '.join(map(str, t.shape))}] {dtype_name(t.dtype)}" for t in tensors)
+    raise RuntimeError(f"{name}: invalid arguments for the inputs ({inputs}); MLX said: {msg}") from e
+
+
 def _make_nondiff(name, fwd):
     """An op whose outputs never require grad (comparisons, argmax, integer results)."""
 
     def op(*args, **kwargs):
-        out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+        try:
+            out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+        except ValueError as e:
+            _mlx_error(name, e, args)
         if _state.inference:
             out._ex().inference = True
         return out

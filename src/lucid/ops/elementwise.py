@@ -336,12 +336,16 @@ def equal(input, other) -> bool:
     return tuple(input.shape) == tuple(other.shape) and bool(mx.array_equal(data(input), data(other)))
 
 
+_allclose = defop("allclose", mx.allclose, differentiable=False)
+_isclose = defop("isclose", mx.isclose, differentiable=False)
+
+
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(mx.allclose(data(input), data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(_allclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    return _wrap(mx.isclose(data(input), data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ---------------------------------------------------------------------------------------------------- Tensor methods
@@ -443,7 +447,14 @@ _zero = defop("zero", mx.zeros_like, vjp=_zeros, save=None)
 _copy = defop("copy", lambda a, s: mx.broadcast_to(_array(_operand(s)).astype(a.dtype), a.shape), save=None,
               node="CopyBackwards", vjp=(_zeros, lambda g, ans, x, s: g))
 
-Tensor.fill_ = lambda self, value: self._inplace(lambda old: _fill(old, value))
+def _fill_(self, value):
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    return self._inplace(lambda old: _fill(old, value))
+
+
+Tensor.fill_ = _fill_
 Tensor.zero_ = lambda self: self._inplace(_zero)
 Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
 

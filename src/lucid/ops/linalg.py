@@ -21,7 +21,7 @@ from collections import Counter
 
 import mlx.core as mx
 
-from .._dtype import promote
+from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
 from ._core import as_tensor, data, defop, methods
 from .shape import _FULL, _expanded_shape, stack, take_slices, wrap_dim, zeros_for
@@ -437,7 +437,7 @@ def cross(input, other, dim: int | None = None) -> Tensor:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        shape = mx.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")

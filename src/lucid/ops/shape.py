@@ -19,7 +19,7 @@ import math
 
 import mlx.core as mx
 
-from .._dtype import check_dims, check_new_shape
+from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import Node, edge_of
@@ -397,7 +397,7 @@ def broadcast_to(input, size) -> Tensor:
 
 def broadcast_tensors(*tensors) -> tuple:
     """Expand all tensors to their common broadcast shape."""
-    shape = mx.broadcast_shapes(*(tuple(x.shape) for x in tensors)) if tensors else ()
+    shape = broadcast_shapes(*(tuple(x.shape) for x in tensors))
     return tuple(x if tuple(x.shape) == shape else expand(x, shape) for x in tensors)
 
 
