@@ -14,7 +14,11 @@ differentiating a VJP (``lucid.autograd.functional.jvp``), which every op suppor
 made of lucid ops. One rule per op serves reverse mode, forward mode and every higher order.
 
 ``save`` says what backward needs, which decides what is kept, version-checked and freed:
-  "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...).
+  "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...);
+  {i: (j, ...)}  as "args", but argument i's value is needed only for the gradients of arguments j, so it is
+          version-checked only when one of those requires grad (PyTorch's mm saves mat2 only when mat1 requires
+          grad: a Linear on data survives optimizer.step() between two backwards); an argument not listed (a bias)
+          is never checked.
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
 """
 from __future__ import annotations
@@ -45,6 +49,7 @@ class OpNode(Node):
     vjp_all = None
     save_args = True
     save_ans = False
+    save_needs = None  # {arg index: indices of the args whose gradients need its value}, or None: all args
     op_name = ""
 
     def __init__(self, edges: list, args: tuple, kwargs: dict, out_st, versions):
@@ -118,8 +123,11 @@ class OpNode(Node):
 
     def _check_versions(self, args):
         vs = self.versions
+        needs = self.save_needs
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
+                if needs is not None and not any(self.next[j] is not None for j in needs.get(i, ())):
+                    continue  # no gradient that is computed reads this argument's value
                 expected = vs[i] if vs is not None else 0
                 if a._st.version != expected:
                     _version_error(a, a._st.version, expected)
@@ -178,7 +186,7 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
-def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", node: str | None = None,
+def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
           differentiable: bool = True):
     """Declare a differentiable op (see the module docstring). Returns the op function."""
     if not differentiable:
@@ -186,7 +194,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
     cls = type(node or node_name_for(name), (OpNode,), {
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
-        "save_args": save in ("args", "both"), "save_ans": save in ("ans", "both"), "op_name": name,
+        "save_args": isinstance(save, dict) or save in ("args", "both"), "save_ans": save in ("ans", "both"),
+        "save_needs": save if isinstance(save, dict) else None, "op_name": name,
         "__module__": __name__,
     })
 

@@ -236,9 +236,11 @@ def _conv_vjp_w(g, ans, x, w, *options):
 _conv = defop("convolution", _conv_fwd, vjp=(_conv_vjp_x, _conv_vjp_w), node="ConvolutionBackward0")
 
 # _conv_bias(x, w, bias, *options): the convolution plus a per-channel bias, one node as PyTorch's (the bias
-# gradient is g summed over every dim but the channels)
+# gradient is g summed over every dim but the channels). As PyTorch's, it keeps the input and the weight whatever
+# requires grad, but not the bias, whose value no gradient reads
+_CONV_ARGS = (0, 1, 2)
 _conv_bias = defop("convolution", lambda x, w, b, *options: _conv_fwd(x, w, *options, bias=b),
-                   node="ConvolutionBackward0", vjp=(
+                   node="ConvolutionBackward0", save={0: _CONV_ARGS, 1: _CONV_ARGS}, vjp=(
                        lambda g, ans, x, w, b, *options: _conv_vjp_x(g, ans, x, w, *options),
                        lambda g, ans, x, w, b, *options: _conv_vjp_w(g, ans, x, w, *options),
                        lambda g, ans, x, w, b, *options: g.sum((0,) + tuple(range(2, g.ndim)))))

@@ -25,7 +25,7 @@ from ..autograd.grad_mode import no_grad
 from ._core import data, defop
 from .elementwise import where
 from .index import _scalar_name
-from .linalg import _check_mm, _mm, _mT, _product, matmul
+from .linalg import PRODUCT_SAVE, _check_mm, _mm, _mT, _product, matmul
 from .reduce import norm, softmax
 from .shape import broadcast_tensors
 
@@ -53,9 +53,10 @@ def _linear_gw(g, ans, *args):
 
 # 2-D linear as one op each (PyTorch records addmm/mm and a TBackward0 for weight.t(); one node here, 3 fewer ops in
 # backward): the names are PyTorch's, the inputs (bias, input, weight) / (input, weight)
-_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save="args", vjp=(
+# the bias's value is needed by no gradient; x only by W's and W only by x's (so a Linear on data keeps no weight)
+_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save={1: (2,), 2: (1,)}, vjp=(
     lambda g, ans, b, x, w: g.sum(0) if b.ndim == 1 else g, _linear_gx, _linear_gw))
-_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", vjp=(_linear_gx, _linear_gw))
+_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", save=PRODUCT_SAVE, vjp=(_linear_gx, _linear_gw))
 
 
 def _check_linear_dtypes(input, weight, bias) -> None:
