@@ -1,4 +1,5 @@
-"""dtypes and devices: lucid uses MLX's dtype objects directly, with PyTorch's names and promotion rules."""
+"""dtypes, devices and sizes: lucid uses MLX's dtype objects directly, with PyTorch's names and promotion rules; shapes are
+checked here before MLX allocates them."""
 from __future__ import annotations
 
 import math
