@@ -6,6 +6,7 @@ keep their dtype (a float64 numpy array stays float64, which ``mx.array`` alone 
 from __future__ import annotations
 
 import builtins
+import math
 from numbers import Number
 
 import mlx.core as mx
@@ -115,10 +116,12 @@ def _shape(size) -> tuple:
 
 
 def _factory(make, size, dtype, device, requires_grad, default=mx.float32):
+    """``make(shape, dtype)`` after the checks every factory shares: the device, and a shape MLX can allocate
+    (no negative dims, not more than the machine's memory: see ``_dtype.check_new_shape``)."""
     dtype = default if dtype is None else dtype
     if device is not None:
         _dtype.check_device(device, dtype)
-    return _finish(make(_shape(size), dtype), requires_grad)
+    return _finish(make(_dtype.check_new_shape(_shape(size), dtype), dtype), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
@@ -143,7 +146,11 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _factory(lambda s, d: mx.eye(n, m, dtype=d), (), dtype, device, requires_grad)
+    m = n if m is None else m
+    for name, v in (("n", n), ("m", m)):
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
+    return _factory(lambda s, d: mx.eye(*s, dtype=d), (n, m), dtype, device, requires_grad)
 
 
 def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
@@ -154,21 +161,33 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
         is_int = all(isinstance(v, builtins.int) or (isinstance(v, Tensor) and not v.is_floating_point())
                      for v in (start, end, step))
         dtype = mx.int64 if is_int else mx.float32
-    vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    start, end, step = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if step == 0:
+        raise RuntimeError("step must be nonzero")
+    if (end - start) * step < 0:
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     np_dtype = np.float64 if _dtype.is_floating(dtype) else np.int64
-    arr = np.arange(vals[0], vals[1], vals[2], dtype=np_dtype)
-    return _factory(lambda s, d: mx.array(arr, dtype=d), (), dtype, device, requires_grad)
+    # the length is checked before numpy builds the values (np.arange(10**13) would try to allocate them)
+    n = builtins.max(0, math.ceil((end - start) / step))
+    return _factory(lambda s, d: mx.array(np.arange(start, end, step, dtype=np_dtype), dtype=d), (n,), dtype, device,
+                    requires_grad)
+
+
+def _check_steps(steps: int) -> int:
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    return steps
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
-    return _factory(lambda s, d: mx.array(np.linspace(start, end, steps), dtype=d), (), dtype, device,
-                    requires_grad)
+    return _factory(lambda s, d: mx.array(np.linspace(start, end, *s), dtype=d), (_check_steps(steps),), dtype,
+                    device, requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
-    return _factory(lambda s, d: mx.array(np.logspace(start, end, steps, base=base), dtype=d), (), dtype, device,
-                    requires_grad)
+    return _factory(lambda s, d: mx.array(np.logspace(start, end, *s, base=base), dtype=d), (_check_steps(steps),),
+                    dtype, device, requires_grad)
 
 
 # ---------------------------------------------------------------------------------------------------- random
@@ -198,15 +217,16 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
+    if low >= high:  # MLX would fill the tensor with ``low``
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return _factory(lambda s, d: mx.random.randint(low, high, shape=s, key=_key(generator)).astype(d), (tuple(size),),
                     dtype, device,
                     requires_grad, default=mx.int64)
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
-    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=(n,), key=_key(generator))).astype(d), (), dtype,
-                    device,
-                    requires_grad, default=mx.int64)
+    return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=s, key=_key(generator))).astype(d), (n,), dtype,
+                    device, requires_grad, default=mx.int64)
 
 
 def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad: bool = False,
@@ -215,7 +235,7 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
         m = mean._st.data if isinstance(mean, Tensor) else mean
         s = std._st.data if isinstance(std, Tensor) else std
-        shape = mx.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
+        shape = _dtype.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
         dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
         return _finish(mx.random.normal(shape=shape, dtype=dt, key=_key(generator)) * s + m, requires_grad)
     return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=_key(generator)),

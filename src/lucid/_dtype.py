@@ -1,5 +1,9 @@
-"""dtypes and devices: lucid uses MLX's dtype objects directly, with PyTorch's names and promotion rules."""
+"""dtypes, devices and sizes: lucid uses MLX's dtype objects directly, with PyTorch's names and promotion rules; shapes are
+checked here before MLX allocates them."""
 from __future__ import annotations
+
+import math
+import os
 
 import mlx.core as mx
 import numpy as np
@@ -68,6 +72,61 @@ def promote(a: mx.array, b: mx.array) -> tuple[mx.array, mx.array]:
 
 def dtype_name(dtype) -> str:
     return str(dtype).replace("mlx.core.", "")
+
+
+# ---------------------------------------------------------------------------------------------------- sizes
+_MAX_DIM = 2**31 - 1  # MLX keeps each dimension in an int32: a larger one is an OverflowError deep inside it
+_ram_bytes: list = []  # physical memory, looked up on first use
+
+
+def _machine_bytes() -> int:
+    if not _ram_bytes:
+        try:
+            n = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+        except (AttributeError, ValueError, OSError):  # no sysconf (Windows): MLX's own view of the device
+            n = mx.device_info().get("memory_size", 0) if hasattr(mx, "device_info") else 0
+        _ram_bytes.append(n if n > 0 else 2**63)
+    return _ram_bytes[0]
+
+
+def check_new_shape(shape: tuple, dtype) -> tuple:
+    """Validate the shape of a tensor about to be allocated (a factory, repeat, tile); returns it.
+
+    MLX allocates lazily and dereferences a failed allocation when the value is computed, killing the process
+    (a Jupyter kernel with it); a request larger than the machine's physical memory is refused here instead, with
+    PyTorch's out-of-memory error. Smaller requests that the machine still cannot serve are not caught."""
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+    nbytes = math.prod(shape) * dtype.size
+    if nbytes > _machine_bytes():
+        raise RuntimeError(f"can't allocate memory: you tried to allocate {nbytes} bytes, more than this machine's "
+                           f"{_machine_bytes()} bytes of memory (shape {list(shape)}, {dtype_name(dtype)})")
+    check_dims(shape)
+    return shape
+
+
+def broadcast_shapes(*shapes) -> tuple:
+    """The shape that ``shapes`` broadcast to, with PyTorch's error where two sizes differ and neither is 1 (MLX's
+    own is a ValueError). Like PyTorch, the shapes are folded from the left and each pair compared from the right."""
+    out = ()
+    for s in shapes:
+        n = max(len(out), len(s))
+        a, b = (1,) * (n - len(out)) + tuple(out), (1,) * (n - len(s)) + tuple(s)
+        for i in range(n - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b ({b[i]}) at "
+                                   f"non-singleton dimension {i}")
+        out = tuple(y if x == 1 else x for x, y in zip(a, b))
+    return out
+
+
+def check_dims(shape: tuple) -> None:
+    """MLX's limit on a single dimension (a broadcast view of that size allocates nothing, but MLX cannot hold it)."""
+    for s in shape:
+        if s > _MAX_DIM:
+            raise RuntimeError(f"size {s} in shape {list(shape)} is too large: MLX supports dimensions of at most "
+                               f"2**31 - 1 = {_MAX_DIM}")
 
 
 # ---------------------------------------------------------------------------------------------------- devices

@@ -210,11 +210,17 @@ class Tensor:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(self._values().item())
 
+    # ValueError as in PyTorch (not item()'s RuntimeError): callers such as matplotlib catch ValueError/TypeError
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
+
+    def _scalar(self):
+        if self._st.data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self._st.data.item()
 
     def __index__(self):
         if not mx.issubdtype(self.dtype, mx.integer) or self.numel() != 1:

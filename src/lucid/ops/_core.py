@@ -14,7 +14,11 @@ differentiating a VJP (``lucid.autograd.functional.jvp``), which every op suppor
 made of lucid ops. One rule per op serves reverse mode, forward mode and every higher order.
 
 ``save`` says what backward needs, which decides what is kept, version-checked and freed:
-  "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...).
+  "args"  the input tensors (default), "ans" the output, "both", or None (only shapes: add, sum, reshape ...);
+  {i: (j, ...)}  as "args", but argument i's value is needed only for the gradients of arguments j, so it is
+          version-checked only when one of those requires grad (PyTorch's mm saves mat2 only when mat1 requires
+          grad: a Linear on data survives optimizer.step() between two backwards); an argument not listed (a bias)
+          is never checked.
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
 """
 from __future__ import annotations
@@ -23,9 +27,12 @@ import re
 
 import mlx.core as mx
 
+from .._compile import is_compiling
+from .._dtype import broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.anomaly import _state as _anomaly, record_trace
+from ..autograd.function import _mlx_transform_depth
 from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
 
 _state = gm.state
@@ -42,6 +49,7 @@ class OpNode(Node):
     vjp_all = None
     save_args = True
     save_ans = False
+    save_needs = None  # {arg index: indices of the args whose gradients need its value}, or None: all args
     op_name = ""
 
     def __init__(self, edges: list, args: tuple, kwargs: dict, out_st, versions):
@@ -115,8 +123,11 @@ class OpNode(Node):
 
     def _check_versions(self, args):
         vs = self.versions
+        needs = self.save_needs
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
+                if needs is not None and not any(self.next[j] is not None for j in needs.get(i, ())):
+                    continue  # no gradient that is computed reads this argument's value
                 expected = vs[i] if vs is not None else 0
                 if a._st.version != expected:
                     _version_error(a, a._st.version, expected)
@@ -175,7 +186,7 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
-def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", node: str | None = None,
+def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
           differentiable: bool = True):
     """Declare a differentiable op (see the module docstring). Returns the op function."""
     if not differentiable:
@@ -183,7 +194,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
     cls = type(node or node_name_for(name), (OpNode,), {
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
-        "save_args": save in ("args", "both"), "save_ans": save in ("ans", "both"), "op_name": name,
+        "save_args": isinstance(save, dict) or save in ("args", "both"), "save_ans": save in ("ans", "both"),
+        "save_needs": save if isinstance(save, dict) else None, "op_name": name,
         "__module__": __name__,
     })
 
@@ -199,7 +211,10 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
         out._rg = False
         out._fn = None
         if not _state.grad:  # no recording: unwrap, call MLX, wrap
-            st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            try:  # (free until MLX raises)
+                st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            except ValueError as e:
+                _mlx_error(name, e, args)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -231,7 +246,10 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
             edges.append(None)
         if inference and rg:
             _inference_error()
-        st.data = fwd(*arrays, **kwargs)
+        try:
+            st.data = fwd(*arrays, **kwargs)
+        except ValueError as e:
+            _mlx_error(name, e, args)
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
@@ -244,17 +262,44 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | None = "args", 
     return op
 
 
+def _mlx_error(name: str, e: ValueError, args: tuple):
+    """Re-raise an MLX ValueError from op ``name`` as PyTorch's RuntimeError, with lucid's explanation first and
+    MLX's text as its cause: shape and broadcast mismatches are RuntimeErrors in PyTorch, and ported code catches
+    those. A ValueError that lucid itself raised (PyTorch's type for a bad argument value) passes unchanged; MLX
+    prefixes its messages with the name of its function in brackets."""
+    msg = str(e)
+    if not msg.startswith("["):
+        raise e
+    tensors = [a for a in args if isinstance(a, (Tensor, mx.array))]
+    if msg.startswith("[broadcast_shapes]"):
+        try:
+            broadcast_shapes(*(tuple(t.shape) for t in tensors))
+        except RuntimeError as explained:
+            raise explained from e
+    inputs = ", ".join(f"[{', '.join(map(str, t.shape))}] {dtype_name(t.dtype)}" for t in tensors)
+    raise RuntimeError(f"{name}: invalid arguments for the inputs ({inputs}); MLX said: {msg}") from e
+
+
 def _make_nondiff(name, fwd):
     """An op whose outputs never require grad (comparisons, argmax, integer results)."""
 
     def op(*args, **kwargs):
-        out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+        try:
+            out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+        except ValueError as e:
+            _mlx_error(name, e, args)
         if _state.inference:
             out._ex().inference = True
         return out
 
     op.__name__ = op.__qualname__ = name
     return op
+
+
+def values_readable() -> bool:
+    """Whether an op may evaluate a value to check it: not while ``lucid.compile`` or a ``lucid.func`` transform
+    traces, where arrays are placeholders without values (evaluating one is an MLX error)."""
+    return not _mlx_transform_depth[0] and not is_compiling()
 
 
 def data(x):

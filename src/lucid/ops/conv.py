@@ -26,8 +26,10 @@ import math
 
 import mlx.core as mx
 
+from .._dtype import promote
 from .._tensor import Tensor
 from ._core import defop
+from .index import _scalar_name
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -172,8 +174,7 @@ def _crop_dilated(x, lo, hi, input_dilation):
 
 def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bias=None):
     if x.dtype != w.dtype:
-        dt = mx.promote_types(x.dtype, w.dtype)
-        x, w = x.astype(dt), w.astype(dt)
+        x, w = promote(x, w)
     if min(lo) < 0 or min(hi) < 0:
         out = [((n - 1) * di + a + b - (k - 1) * d) // s + 1
                for n, di, a, b, k, d, s in zip(x.shape[2:], input_dilation, lo, hi, w.shape[2:], dilation, stride)]
@@ -198,8 +199,7 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bia
 def _conv_wgrad_fwd(x, g, stride, lo, hi, dilation, input_dilation, groups, flip_, ksize):
     """The weight gradient of ``_conv``: g^T @ im2col(x) per group, (O, Cg, *ksize)."""
     if x.dtype != g.dtype:
-        dt = mx.promote_types(x.dtype, g.dtype)
-        x, g = x.astype(dt), g.astype(dt)
+        x, g = promote(x, g)
     n, o = len(ksize), g.shape[1]
     if min(lo) < 0 or min(hi) < 0:
         x, lo, hi = _crop_dilated(x, lo, hi, input_dilation)
@@ -236,9 +236,11 @@ def _conv_vjp_w(g, ans, x, w, *options):
 _conv = defop("convolution", _conv_fwd, vjp=(_conv_vjp_x, _conv_vjp_w), node="ConvolutionBackward0")
 
 # _conv_bias(x, w, bias, *options): the convolution plus a per-channel bias, one node as PyTorch's (the bias
-# gradient is g summed over every dim but the channels)
+# gradient is g summed over every dim but the channels). As PyTorch's, it keeps the input and the weight whatever
+# requires grad, but not the bias, whose value no gradient reads
+_CONV_ARGS = (0, 1, 2)
 _conv_bias = defop("convolution", lambda x, w, b, *options: _conv_fwd(x, w, *options, bias=b),
-                   node="ConvolutionBackward0", vjp=(
+                   node="ConvolutionBackward0", save={0: _CONV_ARGS, 1: _CONV_ARGS}, vjp=(
                        lambda g, ans, x, w, b, *options: _conv_vjp_x(g, ans, x, w, *options),
                        lambda g, ans, x, w, b, *options: _conv_vjp_w(g, ans, x, w, *options),
                        lambda g, ans, x, w, b, *options: g.sum((0,) + tuple(range(2, g.ndim)))))
@@ -256,6 +258,10 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
                            f"{list(weight.shape)}")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
+    for what, t in (("weight", weight), ("bias", bias)):  # PyTorch's error: a mismatch is a mistake, not promoted
+        if t is not None and t.dtype != x.dtype:
+            raise RuntimeError(f"Input type ({_scalar_name(x.dtype).lower()}) and {what} type "
+                               f"({_scalar_name(t.dtype).lower()}) should be the same")
     c = x.shape[1]
     if transposed:
         if c != weight.shape[0]:

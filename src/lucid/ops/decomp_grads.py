@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from .._dtype import broadcast_shapes
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
@@ -54,7 +55,7 @@ def diag_embed(v: Tensor) -> Tensor:
 
 def broadcast_batch(a, b):
     """Both arrays broadcast to their common batch dims (all but the last two); MLX's solvers need them equal."""
-    batch = mx.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
     return mx.broadcast_to(a, batch + a.shape[-2:]), mx.broadcast_to(b, batch + b.shape[-2:])
 
 

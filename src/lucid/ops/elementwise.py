@@ -48,6 +48,18 @@ def _binary(f):
     return fwd
 
 
+def _int_division(f):
+    """An MLX quotient or remainder that refuses an integer tensor divided by a Python 0, as PyTorch does (MLX
+    returns arbitrary integers). A tensor divisor is not checked: that needs its values, which ops never read."""
+
+    def fwd(a, b, *rest):
+        if type(b) is int and b == 0 and type(a) is _array and mx.issubdtype(a.dtype, mx.integer):
+            raise RuntimeError("ZeroDivisionError")
+        return f(a, b, *rest)
+
+    return fwd
+
+
 def _zeros(g, *_, **__):
     """The gradient of a piecewise-constant op (sign, floor, round, ...): zero, of g's shape."""
     return _wrap(mx.zeros_like(g._st.data))
@@ -77,10 +89,10 @@ _rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a)),
               vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1")
 mul = defop("mul", _binary(mx.multiply), vjp=(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x))
 _div = defop("div", _binary(mx.divide), vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
-_div_rounded = defop("div", _binary(_divide_rounded), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
-floor_divide = defop("floor_divide", _binary(mx.floor_divide), vjp=(_zeros, _zeros), save=None)
+_div_rounded = defop("div", _binary(_int_division(_divide_rounded)), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
+floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide)), vjp=(_zeros, _zeros), save=None)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
-_remainder_scalar = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward0")
+_remainder_scalar = defop("remainder", _binary(_int_division(mx.remainder)), vjp=_REMAINDER_VJP, node="RemainderBackward0")
 _remainder_tensor = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward1")
 neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None)
 
@@ -324,12 +336,16 @@ def equal(input, other) -> bool:
     return tuple(input.shape) == tuple(other.shape) and bool(mx.array_equal(data(input), data(other)))
 
 
+_allclose = defop("allclose", mx.allclose, differentiable=False)
+_isclose = defop("isclose", mx.isclose, differentiable=False)
+
+
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
-    return bool(mx.allclose(data(input), data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return bool(_allclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
-    return _wrap(mx.isclose(data(input), data(other), rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ---------------------------------------------------------------------------------------------------- Tensor methods
@@ -431,7 +447,14 @@ _zero = defop("zero", mx.zeros_like, vjp=_zeros, save=None)
 _copy = defop("copy", lambda a, s: mx.broadcast_to(_array(_operand(s)).astype(a.dtype), a.shape), save=None,
               node="CopyBackwards", vjp=(_zeros, lambda g, ans, x, s: g))
 
-Tensor.fill_ = lambda self, value: self._inplace(lambda old: _fill(old, value))
+def _fill_(self, value):
+    if isinstance(value, Tensor) and value.ndim:
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
+                           "dimensions.")
+    return self._inplace(lambda old: _fill(old, value))
+
+
+Tensor.fill_ = _fill_
 Tensor.zero_ = lambda self: self._inplace(_zero)
 Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
 
@@ -569,7 +592,7 @@ def _fmod_fwd(a, b):
 
 
 _FMOD_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * div(x, y, rounding_mode="trunc"))
-_fmod_scalar = defop("fmod", _binary(_fmod_fwd), vjp=_FMOD_VJP, node="FmodBackward0")
+_fmod_scalar = defop("fmod", _binary(_int_division(_fmod_fwd)), vjp=_FMOD_VJP, node="FmodBackward0")
 _fmod_tensor = defop("fmod", _binary(_fmod_fwd), vjp=_FMOD_VJP, node="FmodBackward1")
 
 

@@ -21,7 +21,7 @@ from collections import Counter
 
 import mlx.core as mx
 
-from .._dtype import promote
+from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
 from ._core import as_tensor, data, defop, methods
 from .shape import _FULL, _expanded_shape, stack, take_slices, wrap_dim, zeros_for
@@ -47,12 +47,14 @@ def _mv_fwd(m, v):
 # the transpose of the last two dims, for the VJPs (x.mT)
 _mT = defop("transpose", lambda a: mx.swapaxes(a, -1, -2), vjp=lambda g, ans, x: _mT(g), save=None)
 
-_dot = defop("dot", _dot_fwd, vjp=(lambda g, ans, a, b: g * b, lambda g, ans, a, b: g * a))
-_mv = defop("mv", _mv_fwd, vjp=(lambda g, ans, m, v: g.reshape(-1, 1) * v, lambda g, ans, m, v: _mv(_mT(m), g)))
-_mm = defop("mm", _product, vjp=(lambda g, ans, a, b: _mm(g, _mT(b)), lambda g, ans, a, b: _mm(_mT(a), g)))
+# a product's gradient w.r.t. one factor reads only the other factor (PyTorch saves each only when needed)
+PRODUCT_SAVE = {0: (1,), 1: (0,)}
+_dot = defop("dot", _dot_fwd, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: g * b, lambda g, ans, a, b: g * a))
+_mv = defop("mv", _mv_fwd, save=PRODUCT_SAVE, vjp=(lambda g, ans, m, v: g.reshape(-1, 1) * v, lambda g, ans, m, v: _mv(_mT(m), g)))
+_mm = defop("mm", _product, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: _mm(g, _mT(b)), lambda g, ans, a, b: _mm(_mT(a), g)))
 # batched and broadcasting products (3-D and up, or 2-D with N-D); gradients of broadcast batch dims are summed
 # back by the engine
-_bmm = defop("bmm", _product, vjp=(lambda g, ans, a, b: _bmm(g, _mT(b)), lambda g, ans, a, b: _bmm(_mT(a), g)))
+_bmm = defop("bmm", _product, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: _bmm(g, _mT(b)), lambda g, ans, a, b: _bmm(_mT(a), g)))
 
 
 def _batch_shape(sa, sb) -> tuple:
@@ -187,7 +189,7 @@ def _fused(name: str, product, grad_a, grad_b, kernel=None):
             p = p * alpha
         return p if beta == 0 else (c if beta == 1 else c * beta) + p
 
-    return defop(name, fwd, vjp=(lambda g, ans, c, a, b, beta, alpha: _scaled(g, beta),
+    return defop(name, fwd, save={1: (2,), 2: (1,)}, vjp=(lambda g, ans, c, a, b, beta, alpha: _scaled(g, beta),
                                  lambda g, ans, c, a, b, beta, alpha: _scaled(grad_a(g, a, b), alpha),
                                  lambda g, ans, c, a, b, beta, alpha: _scaled(grad_b(g, a, b), alpha)))
 
@@ -437,7 +439,7 @@ def cross(input, other, dim: int | None = None) -> Tensor:
         warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
                       "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
                       "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
-        shape = mx.broadcast_shapes(tuple(input.shape), tuple(other.shape))
+        shape = broadcast_shapes(tuple(input.shape), tuple(other.shape))
         dim = next((i for i, s in enumerate(shape) if s == 3), None)
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")

@@ -5,7 +5,8 @@ op itself (its VJP a constant times g), and cross_entropy is log_softmax then nl
 Class-index targets never leave the device: ``ignore_index`` is a mask, the picked log-probabilities are read at the
 masked targets, and weighted means divide by a sum of weights (never a count read back to Python). Out-of-range
 targets raise PyTorch's "Target 5 is out of bounds." at once when their values are known, else at the next
-evaluation (lucid._checks); probabilities outside [0, 1] are not checked (that would read values).
+evaluation (lucid._checks); binary_cross_entropy checks that its probabilities are in [0, 1], evaluating them at
+the call.
 
 ``reduction`` is 'mean' (the default), 'sum' or 'none'; the deprecated ``size_average`` and ``reduce`` still
 override it, with PyTorch's warning. Rules that differ from a plain mean, as in PyTorch:
@@ -30,9 +31,9 @@ import numpy as np
 
 from .._checks import checked_index
 from .._tensor import Tensor, _wrap
-from ._core import data, defop
+from ._core import data, defop, values_readable
 from .activation import logsigmoid
-from .elementwise import abs, eq, exp, gt, isinf, log, lt, maximum, minimum, ne, sqrt, square, where, xlogy
+from .elementwise import abs, eq, exp, gt, isinf, log, log1p, lt, maximum, minimum, ne, sqrt, square, where, xlogy
 from .index import _scalar_name, gather, take
 from .nn_basic import pairwise_distance
 from .reduce import log_softmax
@@ -329,22 +330,46 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
 
 
 # ---------------------------------------------------------------------------------------------------- probabilistic
-def _log_clamped(x: Tensor) -> Tensor:
-    """``max(log(x), -100)`` as PyTorch's binary_cross_entropy, with a finite gradient (0) where it is clamped,
-    x = 0 included (log of a safe 1 there, so no 0 * inf appears in any derivative)."""
-    positive = gt(x, 0)
-    return where(positive, log(where(positive, x, 1.0)), -100.0).clamp_min(-100.0)
+# binary_cross_entropy as PyTorch computes it: each log clamped to >= -100 (p = 0 or 1 gives a finite loss), and a
+# gradient (p - t) / max(p (1 - p), 1e-12) that ignores the clamp (-1e12 at p = 0 with t = 1, as PyTorch), where the
+# clamped forward's own derivative would be 0; the target's gradient is -logit(p), unclamped as in PyTorch.
+_BCE_EPS = 1e-12
+
+
+def _bce_fwd(p, t):
+    lo = mx.array(-100, p.dtype)
+    return (t - 1) * mx.maximum(mx.log1p(-p), lo) - t * mx.maximum(mx.log(p), lo)
+
+
+_bce = defop("binary_cross_entropy", _bce_fwd, node="BinaryCrossEntropyBackward0", vjp=(
+    lambda g, ans, p, t: g * (p - t) / (p * (1 - p)).clamp_min(_BCE_EPS),
+    lambda g, ans, p, t: g * (log1p(-p) - log(p))))
+
+
+def _check_probabilities(input, target) -> None:
+    """PyTorch's range check of binary_cross_entropy. It needs the values, so it evaluates ``input`` and ``target``
+    here (a loss runs once per step, and its input is evaluated by the backward that follows anyway); while
+    compiling or inside a lucid.func transform, where there are no values yet, it is skipped."""
+    if not values_readable():
+        return
+    ok = [mx.all((data(x) >= 0) & (data(x) <= 1)) for x in (input, target)]  # NaN fails both comparisons
+    mx.eval(ok)
+    for name, flag in zip(("input", "target"), ok):
+        if not flag.item():
+            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input``, each log
-    clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape."""
+    clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape. Values outside [0, 1] (NaN
+    included) raise, which evaluates ``input`` and ``target`` at this call (see ``_check_probabilities``)."""
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
                          f"({input.size()}) is deprecated. Please ensure they have the same size.")
-    loss = -(target * _log_clamped(input) + (1 - target) * _log_clamped(1 - input))
+    _check_probabilities(input, target)
+    loss = _bce(input, target)
     return _reduce(loss if weight is None else loss * weight, reduction)
 
 

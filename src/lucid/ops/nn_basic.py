@@ -25,7 +25,8 @@ from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._core import data, defop
 from .elementwise import where
-from .linalg import _check_mm, _mm, _mT, _product, matmul
+from .index import _scalar_name
+from .linalg import PRODUCT_SAVE, _check_mm, _mm, _mT, _product, matmul
 from .reduce import norm, softmax
 from .shape import broadcast_tensors
 
@@ -53,16 +54,29 @@ def _linear_gw(g, ans, *args):
 
 # 2-D linear as one op each (PyTorch records addmm/mm and a TBackward0 for weight.t(); one node here, 3 fewer ops in
 # backward): the names are PyTorch's, the inputs (bias, input, weight) / (input, weight)
-_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save="args", vjp=(
+# the bias's value is needed by no gradient; x only by W's and W only by x's (so a Linear on data keeps no weight)
+_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save={1: (2,), 2: (1,)}, vjp=(
     lambda g, ans, b, x, w: g.sum(0) if b.ndim == 1 else g, _linear_gx, _linear_gw))
-_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", vjp=(_linear_gx, _linear_gw))
+_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", save=PRODUCT_SAVE, vjp=(_linear_gx, _linear_gw))
+
+
+def _check_linear_dtypes(input, weight, bias) -> None:
+    """PyTorch's addmm/mm error: a float64 or integer input to float32 weights is a mistake, never promoted."""
+    wd = weight.dtype
+    for what, t in (("mat1 and mat2", input), ("self and mat2", bias)):
+        if t is not None and t.dtype != wd:
+            raise RuntimeError(f"{what} must have the same dtype, but got {_scalar_name(t.dtype)} and "
+                               f"{_scalar_name(wd)}")
 
 
 def linear(input, weight, bias=None) -> Tensor:
-    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features) and ``input`` (*, in).
+    """``input @ weight.T + bias`` with ``weight`` of shape (out_features, in_features) and ``input`` (*, in), all
+    of one dtype (a mismatch raises, as in PyTorch).
 
     A 2-D input is one recorded op (``AddmmBackward0``, or ``MmBackward0`` without bias) whose next functions are
     the bias, input and weight themselves (PyTorch's graph has a ``TBackward0`` between addmm and the weight)."""
+    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+        _check_linear_dtypes(input, weight, bias)
     if input.ndim > 2:  # fold the batch dims: one matrix product (and one for the weight's gradient)
         lead = tuple(input.shape[:-1])
         out = linear(input.reshape(-1, input.shape[-1]), weight, bias)

@@ -26,6 +26,7 @@ import math
 
 import mlx.core as mx
 
+from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .elementwise import where
@@ -521,6 +522,8 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
         raise RuntimeError(f"Padding length should be less than or equal to two times the input dimension but got "
                            f"padding length {len(pad)} and input of dimension {input.ndim}")
     pairs = [(0, 0)] * (input.ndim - m) + [(pad[2 * i], pad[2 * i + 1]) for i in reversed(range(m))]
+    # negative padding that crops more than the dim, or a pad too large to allocate, raises before MLX sees it
+    check_new_shape(tuple(n + lo + hi for n, (lo, hi) in zip(input.shape, pairs)), input.dtype)
     if mode == "constant":
         return pad_constant(input, tuple(pairs), 0 if value is None else value)
     if mode not in ("reflect", "replicate", "circular"):

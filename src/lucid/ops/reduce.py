@@ -377,6 +377,8 @@ def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correctio
 # ---------------------------------------------------------------------------------------------------- exp-based
 # MLX's CPU float64 exp is float32-accurate: float64 inputs take the exact forms of _f64
 def _logsumexp_fwd(a, axes, keepdim):
+    if a.size == 0:  # MLX refuses empty input; PyTorch gives -inf over an empty dim (an empty result otherwise)
+        return mx.log(mx.sum(mx.exp(a), axis=axes, keepdims=keepdim))
     if a.dtype == mx.float64:
         return _f64.logsumexp(a, axis=axes, keepdims=keepdim)
     return mx.logsumexp(a, axis=axes, keepdims=keepdim)

@@ -19,6 +19,7 @@ import math
 
 import mlx.core as mx
 
+from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import Node, edge_of
@@ -379,8 +380,11 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
 
 
 def expand(input, *sizes) -> Tensor:
-    """Broadcast to ``sizes`` (-1 keeps a dim); the gradient is summed back."""
-    return _expand(input, _expanded_shape(tuple(input.shape), _size_arg(sizes)))
+    """Broadcast to ``sizes`` (-1 keeps a dim); the gradient is summed back. A broadcast view allocates nothing,
+    so only MLX's limit on one dimension is checked, not memory."""
+    shape = _expanded_shape(tuple(input.shape), _size_arg(sizes))
+    check_dims(shape)
+    return _expand(input, shape)
 
 
 def expand_as(input, other) -> Tensor:
@@ -393,7 +397,7 @@ def broadcast_to(input, size) -> Tensor:
 
 def broadcast_tensors(*tensors) -> tuple:
     """Expand all tensors to their common broadcast shape."""
-    shape = mx.broadcast_shapes(*(tuple(x.shape) for x in tensors)) if tensors else ()
+    shape = broadcast_shapes(*(tuple(x.shape) for x in tensors))
     return tuple(x if tuple(x.shape) == shape else expand(x, shape) for x in tensors)
 
 
@@ -417,6 +421,8 @@ def repeat(input, *sizes) -> Tensor:
                            "tensor")
     if any(s < 0 for s in sizes):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(sizes)}: {list(sizes)}")
+    shape = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    check_new_shape(tuple(n * r for n, r in zip(shape, sizes)), input.dtype)  # MLX would crash on a huge request
     return _repeat(input, sizes)
 
 
