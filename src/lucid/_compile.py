@@ -6,21 +6,24 @@ make is recorded, and later calls replay the compiled graph with no Python tape 
 
 What persists between calls is passed through the compiled function as state: the parameters and buffers of the
 modules, the parameters' ``.grad``, the optimizers' state tensors and learning rates, and lucid's random key (so
-dropout draws new masks every call). The modules and optimizers are found in the function's closure and globals,
-or given with ``state=[...]``.
+dropout draws new masks every call). The modules and optimizers are found by walking from the function to what its
+code names (closure, globals, attributes of objects it reaches; see ``_guards``), or given with ``state=[...]``.
 
-A new trace is made when something Python-side changes what the step computes: input shapes and dtypes,
-``train()``/``eval()``, which parameters hold a gradient, optimizer options other than the learning rate. The
-first call with each new configuration runs eagerly (creating optimizer state, lazy modules); the next one
-compiles.
+A trace bakes in everything Python-side, so each call first builds a key of it: input shapes and dtypes, Python
+constants among the arguments, which parameters hold a gradient, optimizer options other than the learning rate,
+and the Python values the step can read (module attributes such as ``training``, closure variables, globals,
+``cfg.flag``; ``_guards`` says exactly which). A new key is a new configuration: its first call runs eagerly
+(creating optimizer state, lazy modules), the next one traces. At most ``cache_size_limit`` configurations are
+kept per compiled function; past it new configurations run eagerly, with one warning naming what changed.
 """
 from __future__ import annotations
 
 import functools
+import warnings
 
 import mlx.core as mx
 
-from . import _checks, _random
+from . import _checks, _guards, _random
 from ._tensor import Tensor, _wrap
 
 _tracing = [False]
@@ -72,35 +75,6 @@ def _stateful(objects) -> tuple[list, list, list]:
     return tensors, params, optimizers
 
 
-def _discover(fn) -> list:
-    """Modules and optimizers that ``fn`` reaches through its closure and the globals it names."""
-    from .nn.modules.module import Module
-    from .optim.optimizer import Optimizer
-    found = []
-    candidates = [c.cell_contents for c in (getattr(fn, "__closure__", None) or ()) if _filled(c)]
-    code = getattr(fn, "__code__", None)
-    if code is not None:
-        g = getattr(fn, "__globals__", {})
-        candidates += [g[name] for name in code.co_names if name in g]
-    self_obj = getattr(fn, "__self__", None)
-    if self_obj is not None:
-        candidates.append(self_obj)
-    for c in candidates:
-        items = c if isinstance(c, (list, tuple)) else (c.values() if isinstance(c, dict) else (c,))
-        for item in items:
-            if isinstance(item, (Module, Optimizer)) and all(item is not f for f in found):
-                found.append(item)
-    return found
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-        return True
-    except ValueError:
-        return False
-
-
 def _flatten(obj, arrays: list):
     """Replace Tensors in a nested structure by slots in ``arrays``; returns a rebuild recipe."""
     if isinstance(obj, Tensor):
@@ -136,7 +110,7 @@ def _hashable(recipe):
     if kind == "C":
         try:
             hash(v)
-            return ("C", v)
+            return ("C", type(v), v)  # the type too: 1, 1.0 and True are equal keys but trace differently
         except TypeError:
             return ("C", id(v))
     if kind is dict:
@@ -144,46 +118,73 @@ def _hashable(recipe):
     return (kind, tuple(_hashable(r) for r in v))
 
 
+cache_size_limit = 8  # configurations per compiled function (torch._dynamo.config.cache_size_limit); see compile()
+
+
 class _Compiled:
     def __init__(self, fn, state):
         self.fn = fn
         self.state = state
-        self.cache: dict = {}
+        self.cache: dict = {}  # configuration key -> "seen" (ran eagerly once) or the compiled step
         self._cached = None
+        self._last_key = None  # the configuration added last, to say what changed when the limit is hit
+        self._warned = False
         functools.update_wrapper(self, fn)
 
     def _state_lists(self):
-        """(tensors, params, optimizers, modules): rebuilt when optimizer state appears (the eager first calls);
+        """(tensors, params, optimizers, guards): rebuilt when optimizer state appears or after an eager call;
         reused by compiled calls, which is most of the per-call saving."""
         from .nn.modules.module import Module
         cached = self._cached
         if cached is not None and all(len(o.state) == n for o, n in zip(cached[2], cached[4])):
             return cached
-        objects = list(self.state) if self.state is not None else _discover(self.fn)
-        tensors, params, optimizers = _stateful(objects)
-        modules = [m for o in objects if isinstance(o, Module) for m in o.modules()]
-        self._cached = (tensors, params, optimizers, modules, [len(o.state) for o in optimizers])
+        given = list(self.state) if self.state is not None else None
+        guards = _guards.discover(self.fn, [o for o in given or () if isinstance(o, Module)])
+        tensors, params, optimizers = _stateful(given if given is not None else guards.found)
+        self._cached = (tensors, params, optimizers, guards, [len(o.state) for o in optimizers])
         return self._cached
 
-    def __call__(self, *args, **kwargs):
-        tensors, params, optimizers, modules, _ = self._state_lists()
-        arg_arrays: list = []
-        arg_recipe = _flatten((args, kwargs), arg_arrays)
-        modes = tuple(m.training for m in modules)
+    def _key(self, arg_recipe, arg_arrays, tensors, params, optimizers, guards) -> tuple:
+        """Everything Python-side that a trace baked in; equal keys replay the same trace."""
         hypers = tuple((i, k, _hashable(("C", v))) for o in optimizers for i, g in enumerate(o.param_groups)
                        for k, v in g.items() if k not in ("params", "lr"))
-        has_grad = tuple(p._grad is not None for p in params)
-        key = (_hashable(arg_recipe), tuple(a.shape for a in arg_arrays), tuple(a.dtype for a in arg_arrays),
-               modes, hypers, has_grad, tuple(id(t) for t in tensors),
-               tuple(tuple(sorted(s)) for o in optimizers for s in o.state.values()))
+        return (_hashable(arg_recipe), tuple(a.shape for a in arg_arrays), tuple(a.dtype for a in arg_arrays),
+                hypers, tuple(p._grad is not None for p in params), tuple(id(t) for t in tensors),
+                tuple(tuple(sorted(s)) for o in optimizers for s in o.state.values()), guards.values())
+
+    def __call__(self, *args, **kwargs):
+        tensors, params, optimizers, guards, _ = self._state_lists()
+        arg_arrays: list = []
+        arg_recipe = _flatten((args, kwargs), arg_arrays)
+        key = self._key(arg_recipe, arg_arrays, tensors, params, optimizers, guards)
         entry = self.cache.get(key)
         if entry is None:  # a new configuration: run eagerly once (creates optimizer state, lazy modules)
-            self.cache[key] = "seen"
+            if len(self.cache) >= cache_size_limit:
+                self._warn_limit(key, guards)
+            else:
+                self.cache[key] = "seen"
+                self._last_key = key
             self._cached = None  # the eager call may add parameters or state
             return self.fn(*args, **kwargs)
         if entry == "seen":
             entry = self.cache[key] = self._trace(tensors, params, optimizers, arg_recipe)
         return entry(tensors, params, optimizers, arg_arrays)
+
+    def _warn_limit(self, key, guards) -> None:
+        if self._warned:
+            return
+        self._warned = True
+        old = self._last_key
+        parts = ("argument values", "input shapes", "input dtypes", "optimizer options",
+                 "which parameters hold a .grad", "the state tensors", "the optimizer state")
+        what = [] if old is None else \
+            [p for p, a, b in zip(parts, old, key) if a != b] + guards.changed(old[-1], key[-1])
+        warnings.warn(
+            f"lucid.compile: {getattr(self.fn, '__qualname__', self.fn)!s} was traced for {cache_size_limit} "
+            f"configurations (lucid._compile.cache_size_limit); calls with a new configuration now run eagerly. "
+            f"The last change: {'; '.join(what) or 'unknown'}. A Python number that changes every call (an epoch, "
+            "a schedule) retraces each time: pass it as a tensor argument when it is only used in arithmetic.",
+            UserWarning, stacklevel=3)
 
     def _trace(self, tensors, params, optimizers, arg_recipe):
         """Build the compiled step for one configuration."""
@@ -271,12 +272,27 @@ def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backe
     """Compile a training step or an inference function into one MLX graph (``torch.compile``'s signature).
 
     ``state``: the modules, optimizers and tensors whose values persist between calls; by default they are found
-    in ``fn``'s closure and the globals it uses. Inputs may change shape (a new trace is made per shape, e.g. for
-    the last partial batch). Modules and optimizers are looked up again whenever a call runs eagerly; give a
-    module new parameters after that and it needs a new ``lucid.compile``. The function must not read tensor
-    values (``.item()``, ``if loss > 0``): that is a clear error when tracing. Values computed inside and stored outside the function (``self.last = x``) are not
-    updated by compiled calls; return them instead. Compiled calls return plain tensors (no ``grad_fn``: the
-    backward already ran inside the graph).
+    from ``fn``: its closure, the globals it names, and attributes of the objects reached that way
+    (``trainer.model`` in a bound method), also when ``fn`` is a module. Inputs may change shape (a new trace is
+    made per shape, e.g. for the last partial batch). Modules and optimizers are looked up again whenever a call
+    runs eagerly; give a module new parameters after that and it needs a new ``lucid.compile``. The function must
+    not read tensor values (``.item()``, ``if loss > 0``): that is a clear error when tracing. Values computed
+    inside and stored outside the function (``self.last = x``) are not updated by compiled calls; return them
+    instead. Compiled calls return plain tensors (no ``grad_fn``: the backward already ran inside the graph).
+
+    Python values the step reads are guarded, as ``torch.compile`` does: when one changes, the call retraces
+    instead of replaying a stale trace. Guarded: every simple attribute (None, bool, number, str, enum, tuples of
+    them) of the modules used (``model.use_skip``, ``dropout.p``, ``training``), the step's closure variables,
+    and the names its code uses looked up in its globals, in Python modules (``config.FLAG``), plain objects
+    (``cfg.lr_scale``), classes and dicts (``cfg["clip"]``) it reaches, following into your own helper functions,
+    methods and modules' ``forward`` (code outside lucid, the standard library and site-packages). Not guarded:
+    values read inside other libraries' code, through ``getattr(obj, name)`` with a computed name, or from
+    mutable containers' contents other than string-keyed dict entries; tensors other than arguments, parameters,
+    buffers and optimizer state (they are baked in as constants); hooks registered after tracing. The rule for
+    those: pass the value as an argument (a Python scalar retraces per value; a tensor does not), or make a new
+    ``lucid.compile``. A value that changes every call (an epoch counter) retraces every call: after
+    ``lucid._compile.cache_size_limit`` (8, as ``torch.compile``'s) configurations, new ones run eagerly with one
+    ``UserWarning`` naming what changed; results stay right either way.
     """
     if fn is None:
         return lambda f: compile(f, state=state, disable=disable)
