@@ -26,7 +26,7 @@ import mlx.core as mx
 import numpy as np
 
 from .._checks import checked_index, is_known, mark_known, watch
-from .._dtype import dtype_name, from_numpy_dtype
+from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from ._core import data, defop, methods
 from .elementwise import where
@@ -382,7 +382,7 @@ def masked_fill(input, mask, value) -> Tensor:
 
 def masked_select(input, mask) -> Tensor:
     """The elements of ``input`` where ``mask`` is True (both broadcast), as a 1-d tensor."""
-    shape = mx.broadcast_shapes(tuple(input.shape), tuple(mask.shape))
+    shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
     x = input if tuple(input.shape) == shape else input.expand(shape)
     return _getitem(x, np.broadcast_to(mask._to_numpy().astype(bool), shape))
 
