@@ -20,15 +20,15 @@ import functools
 
 import mlx.core as mx
 
-from . import _random
+from . import _random, _threads
 from ._tensor import Tensor, _wrap
-
-_tracing = [False]
+from .autograd import grad_mode as gm
 
 
 def is_compiling() -> bool:
-    """True while lucid.compile traces a function (optimizers skip their per-step ``mx.eval`` then)."""
-    return _tracing[0]
+    """True while lucid.compile traces a function in this thread (optimizers skip their per-step ``mx.eval``
+    then)."""
+    return gm.state.compiling
 
 
 _VALUE_ERROR = (
@@ -215,7 +215,7 @@ class _Compiled:
             return ([t._st.data for t in tensors] + [p._grad._st.data for p in layout["grads"]] + [_random._key[0]]
                     + out_arrays)
 
-        compiled = mx.compile(pure)
+        compiled = _threads.compiled_on_main_thread(pure)  # (in other threads: pure, run eagerly)
 
         def run(tensors, params, optimizers, arg_arrays):
             before = [t._st.data for t in tensors]
@@ -224,7 +224,7 @@ class _Compiled:
             lrs = [g["lr"] for g in groups]
             flat = (before + [p._grad._st.data for p in grad_in] + [key_before]
                     + [mx.array(lr, dtype=mx.float32) for lr in lrs] + arg_arrays)
-            _tracing[0] = True
+            gm.state.compiling = True
             try:
                 outs = compiled(*flat)
             except ValueError as e:
@@ -232,7 +232,7 @@ class _Compiled:
                     raise RuntimeError(_VALUE_ERROR.format(e)) from None
                 raise
             finally:
-                _tracing[0] = False
+                gm.state.compiling = False
                 for t, a in zip(tensors, before):  # undo what a trace wrote (its values are placeholders)
                     t._st.data = a
                 for p, g in zip(params, grads_before):
@@ -253,10 +253,14 @@ class _Compiled:
             for o in optimizers:
                 o._scalars = {}  # step counters now live in arrays the optimizer has not seen
             result = outs[n_t + n_go + 1:]
-            mx.eval(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
+            _threads.evaluate(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
             return _rebuild(layout["out"], result)
 
-        return run
+        def run_holding_rng(*args):  # a step reads and replaces the global key: no other thread draws meanwhile
+            with _random.lock:
+                return run(*args)
+
+        return run_holding_rng
 
 
 def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backend=None, mode=None,

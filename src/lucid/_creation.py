@@ -12,6 +12,7 @@ import mlx.core as mx
 import numpy as np
 
 from . import _dtype
+from ._threads import adopt_thread
 from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
 from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
@@ -36,6 +37,7 @@ def _infer_numpy(data, dtype=None) -> np.ndarray:
 
 def _to_array(data, dtype=None, device=None) -> mx.array:
     """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
+    adopt_thread()  # a cast below is an op: it must land on the shared stream
     if isinstance(data, Tensor):
         arr = data._st.data
     elif isinstance(data, mx.array):
@@ -112,6 +114,7 @@ def _shape(size) -> tuple:
 
 
 def _factory(make, size, dtype, device, requires_grad, default=mx.float32):
+    adopt_thread()  # make() builds an op before anything reads the grad mode
     dtype = default if dtype is None else dtype
     if device is not None:
         _dtype.check_device(device, dtype)

@@ -24,6 +24,7 @@ import mlx.core as mx
 import numpy as np
 
 from ._tensor import Tensor, _wrap
+from ._threads import evaluate, to_numpy
 
 # safetensors dtype name -> (lucid/MLX dtype, little-endian numpy dtype of the stored bytes)
 _DTYPES = {
@@ -107,7 +108,7 @@ def _stored_dtype(array) -> str:
 
 def _to_bytes(array, dtype_name: str) -> bytes:
     if isinstance(array, mx.array):
-        array = np.asarray(mx.view(array, mx.uint16) if array.dtype == mx.bfloat16 else array)
+        array = to_numpy(mx.view(array, mx.uint16) if array.dtype == mx.bfloat16 else array, copy=None)
     return np.ascontiguousarray(array).astype(_DTYPES[dtype_name][1], copy=False).tobytes()
 
 
@@ -117,7 +118,7 @@ def save(obj, f) -> None:
     in the same folder and renamed into place, so an interrupted save never leaves a truncated checkpoint."""
     flat = _Flattener()
     structure = flat.encode(obj)
-    mx.eval(*[a for a in flat.arrays.values() if isinstance(a, mx.array)])
+    evaluate([a for a in flat.arrays.values() if isinstance(a, mx.array)])
     header, offset, dtypes = {}, 0, []
     for name, array in flat.arrays.items():
         dtype = _stored_dtype(array)
