@@ -303,3 +303,16 @@ def test_checks_inside_a_raw_mlx_transform_never_break_a_later_evaluation():
 
     mx.compile(f)(mx.array([1]))  # a check on a traced index: its flag cannot be evaluated later
     assert lucid.tensor([1.0, 2.0]).sum().item() == 3.0
+
+
+def test_binary_cross_entropy_range_is_checked_at_once_or_at_the_next_evaluation():
+    t = lucid.tensor([0.0, 1.0])
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1"):
+        F.binary_cross_entropy(lucid.tensor([0.5, 1.5]), t)  # on the host: at once
+    p = lucid.tensor([0.5, 0.25], requires_grad=True)
+    loss = F.binary_cross_entropy(p * 3, t)  # 0.75 is fine, 1.5 is not: known only once computed
+    with pytest.raises(RuntimeError, match="all elements of input should be between 0 and 1") as info:
+        loss.backward()
+    assert "in binary_cross_entropy" in str(info.value) and p.grad is None
+    with pytest.raises(RuntimeError, match="all elements of target should be between 0 and 1"):
+        F.binary_cross_entropy(lucid.tensor([0.5, 0.5]), t * 2).item()

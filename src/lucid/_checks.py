@@ -29,6 +29,8 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
+from . import _threads
+
 _PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _MAX_PENDING = 512  # a loop that never looks at a value still gets its checks (and frees their arrays) this often
 
@@ -56,8 +58,10 @@ class Check:
 
     def exception(self, index=None) -> Exception:
         """The error, for the index's values (``index``: its evaluated array, when it was traced)."""
-        host = np.asarray(self.index if index is None else index)
-        bad = first_outside(host, self.lo, self.size, self.ignore)
+        bad = None
+        if self.index is not None:  # (a value check made by check_later has no index)
+            host = _threads.to_numpy(self.index if index is None else index, copy=None)
+            bad = first_outside(host, self.lo, self.size, self.ignore)
         exc = self.error(bad)
         file, line = self.site
         exc.args = (f"{exc.args[0] if exc.args else ''} (in {self.op}, called at {file}, line {line}; MLX is lazy, "
@@ -104,7 +108,7 @@ def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool 
         return index
     lo = -size if negative else 0
     if size == 0 or is_known(index):  # with size 0 every entry is out of range: reading it is the error path
-        bad = first_outside(np.asarray(index), lo, size, ignore)
+        bad = first_outside(_threads.to_numpy(index, copy=None), lo, size, ignore)
         if bad is not None:
             raise error(bad)
         return index
@@ -113,7 +117,18 @@ def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool 
     bad = shifted.astype(mx.uint64) >= (2 * size if negative else size)
     if ignore is not None:
         bad = bad & (index != ignore)
-    check = Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site())
+    _register(Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site()))
+    return mx.where(bad, 0, index)
+
+
+def check_later(flag: mx.array, error, op: str) -> None:
+    """A deferred check of a condition on values other than indices: ``error(None)`` is raised at the next
+    evaluation (as for indices) if the lazy bool ``flag`` turns out True."""
+    if enabled[0]:
+        _register(Check(flag, None, 0, 0, None, error, op, _user_site()))
+
+
+def _register(check: Check) -> None:
     if _state.watch is not None:
         _state.watch.append(check.flag)
     scope = _state.scope
@@ -124,12 +139,11 @@ def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool 
         pending.append(check)
         if len(pending) >= _MAX_PENDING:
             flush()
-    return mx.where(bad, 0, index)
 
 
 def _user_site() -> tuple:
     """(file, line) of the innermost caller outside lucid: the user's line that called the op."""
-    f = sys._getframe(2)
+    f = sys._getframe(1)
     while f is not None and f.f_code.co_filename.startswith(_PACKAGE):
         f = f.f_back
     return (f.f_code.co_filename, f.f_lineno) if f is not None else ("<unknown>", 0)
@@ -146,23 +160,23 @@ def flush(arrays=()) -> None:
     pending = _state.pending
     if not pending or _state.scope is not None:
         if arrays:
-            mx.eval(arrays)
+            _threads.evaluate(arrays)
         return
     _state.pending = []
     flags = [c.flag for c in pending]
     try:
-        mx.eval(arrays, flags)
+        _threads.evaluate([arrays, flags])
     except RuntimeError:  # a check recorded inside a raw MLX transform (a placeholder array): skip those
         flags = [f if _evaluates(f) else mx.array(False) for f in flags]
-        mx.eval(arrays)
+        _threads.evaluate(arrays)
     for c, f in zip(pending, flags):
-        if f.item():
+        if _threads.item(f):
             raise c.exception()
 
 
 def _evaluates(a: mx.array) -> bool:
     try:
-        mx.eval(a)
+        _threads.evaluate(a)
         return True
     except RuntimeError:
         return False
@@ -197,5 +211,5 @@ class collect:
 def raise_failed(checks: list, flags: list, indices: list) -> None:
     """After a traced call: ``flags`` and ``indices`` are the evaluated flags and index arrays of ``checks``."""
     for c, f, idx in zip(checks, flags, indices):
-        if f.item():
+        if _threads.item(f):
             raise c.exception(idx)

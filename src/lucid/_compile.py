@@ -23,15 +23,15 @@ import warnings
 
 import mlx.core as mx
 
-from . import _checks, _guards, _random
+from . import _checks, _guards, _random, _threads
 from ._tensor import Tensor, _wrap
-
-_tracing = [False]
+from .autograd import grad_mode as gm
 
 
 def is_compiling() -> bool:
-    """True while lucid.compile traces a function (optimizers skip their per-step ``mx.eval`` then)."""
-    return _tracing[0]
+    """True while lucid.compile traces a function in this thread (optimizers skip their per-step ``mx.eval``
+    then)."""
+    return gm.state.compiling
 
 
 _VALUE_ERROR = (
@@ -216,9 +216,10 @@ class _Compiled:
             layout["grads"] = [p for p in params if p._grad is not None]
             layout["checks"] = checks
             return ([t._st.data for t in tensors] + [p._grad._st.data for p in layout["grads"]] + [_random._key[0]]
-                    + [c.flag for c in checks] + [c.index for c in checks] + out_arrays)
+                    + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks]
+                    + out_arrays)
 
-        compiled = mx.compile(pure)
+        compiled = _threads.compiled_on_main_thread(pure)  # (in other threads: pure, run eagerly)
 
         def run(tensors, params, optimizers, arg_arrays):
             _checks.flush()  # checks pending from before this call raise first
@@ -228,7 +229,7 @@ class _Compiled:
             lrs = [g["lr"] for g in groups]
             flat = (before + [p._grad._st.data for p in grad_in] + [key_before]
                     + [mx.array(lr, dtype=mx.float32) for lr in lrs] + arg_arrays)
-            _tracing[0] = True
+            gm.state.compiling = True
             try:
                 outs = compiled(*flat)
             except ValueError as e:
@@ -236,7 +237,7 @@ class _Compiled:
                     raise RuntimeError(_VALUE_ERROR.format(e)) from None
                 raise
             finally:
-                _tracing[0] = False
+                gm.state.compiling = False
                 for t, a in zip(tensors, before):  # undo what a trace wrote (its values are placeholders)
                     t._st.data = a
                 for p, g in zip(params, grads_before):
@@ -246,7 +247,7 @@ class _Compiled:
                 _random._key[0] = key_before
             checks = layout["checks"]
             n_go, n_c = len(layout["grads"]), len(checks)
-            mx.eval(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
+            _threads.evaluate(outs)  # the one evaluation point per step, as in eager mode (the returned loss included)
             if n_c:  # an index out of range: raise before the step's results replace anything
                 start = n_t + n_go + 1
                 _checks.raise_failed(checks, outs[start:start + n_c], outs[start + n_c:start + 2 * n_c])
@@ -264,7 +265,11 @@ class _Compiled:
             result = outs[n_t + n_go + 1 + 2 * n_c:]
             return _rebuild(layout["out"], result)
 
-        return run
+        def run_holding_rng(*args):  # a step reads and replaces the global key: no other thread draws meanwhile
+            with _random.lock:
+                return run(*args)
+
+        return run_holding_rng
 
 
 def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backend=None, mode=None,

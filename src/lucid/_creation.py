@@ -13,9 +13,10 @@ import mlx.core as mx
 import numpy as np
 
 from . import _dtype
+from ._threads import adopt_thread
 from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
 from ._checks import mark_known
-from ._tensor import _INDEX_DTYPES, Tensor, _wrap
+from ._tensor import Tensor, _wrap
 from .autograd import grad_mode as gm
 
 
@@ -38,6 +39,7 @@ def _infer_numpy(data, dtype=None) -> np.ndarray:
 
 def _to_array(data, dtype=None, device=None) -> mx.array:
     """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
+    adopt_thread()  # a cast below is an op: it must land on the shared stream
     if isinstance(data, Tensor):
         arr = data._st.data
     elif isinstance(data, mx.array):
@@ -53,8 +55,7 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
         if a.dtype == np.float64 and target != mx.float64:
             a = a.astype(np.float32)
         arr = mx.array(a, dtype=target)
-        if target in _INDEX_DTYPES:  # made from host values: indices are checked at once (lucid._checks)
-            mark_known(arr)
+        mark_known(arr)  # made from host values: indices (and probabilities) are checked at once (lucid._checks)
     if dtype is not None and arr.dtype != dtype:
         arr = arr.astype(dtype)
     if device is not None:
@@ -118,6 +119,7 @@ def _shape(size) -> tuple:
 def _factory(make, size, dtype, device, requires_grad, default=mx.float32):
     """``make(shape, dtype)`` after the checks every factory shares: the device, and a shape MLX can allocate
     (no negative dims, not more than the machine's memory: see ``_dtype.check_new_shape``)."""
+    adopt_thread()  # make() builds an op before anything reads the grad mode
     dtype = default if dtype is None else dtype
     if device is not None:
         _dtype.check_device(device, dtype)

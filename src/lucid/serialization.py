@@ -25,6 +25,7 @@ import numpy as np
 
 from ._checks import flush as flush_checks
 from ._tensor import Tensor, _wrap
+from ._threads import to_numpy
 
 # safetensors dtype name -> (lucid/MLX dtype, little-endian numpy dtype of the stored bytes)
 _DTYPES = {
@@ -108,7 +109,7 @@ def _stored_dtype(array) -> str:
 
 def _to_bytes(array, dtype_name: str) -> bytes:
     if isinstance(array, mx.array):
-        array = np.asarray(mx.view(array, mx.uint16) if array.dtype == mx.bfloat16 else array)
+        array = to_numpy(mx.view(array, mx.uint16) if array.dtype == mx.bfloat16 else array, copy=None)
     return np.ascontiguousarray(array).astype(_DTYPES[dtype_name][1], copy=False).tobytes()
 
 

@@ -16,7 +16,7 @@ import mlx.core as mx
 
 from .. import _checks
 from .._compile import is_compiling
-from .._tensor import Tensor, _shape_str, _wrap, evaluate_later
+from .._tensor import Tensor, _shape_str, _wrap, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
 from .anomaly import _state as _anomaly, check_gradients
@@ -66,6 +66,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         edges = [edge_of(t) for t in inputs]
         accumulate = {e[0] for e, t in zip(edges, inputs) if t._fn is None}
         targets = {e[0] for e in edges}
+    backward_starting()  # bounds the in-place writes of a training loop that has no optimizer
     _execute([edge_of(t) for t in roots], seeds, retain_graph, create_graph, accumulate, targets, None)
     if not is_compiling():
         for t in roots:

@@ -158,7 +158,7 @@ class Function(metaclass=_FunctionMeta):
         ctx._input_is_tensor = is_tensor
         ctx.needs_input_grad = tuple(t and a.requires_grad for t, a in zip(is_tensor, args))
         record = gm.state.grad and any(ctx.needs_input_grad)
-        if not record and _mlx_transform_depth[0]:
+        if not record and gm.state.mlx_transform_depth:
             return _apply_in_mlx_transform(cls, args, kwargs)
         with gm.no_grad():
             if _has_setup_context(cls):
@@ -193,18 +193,18 @@ class Function(metaclass=_FunctionMeta):
 
 
 # lucid.func runs user code inside MLX's transforms (mx.grad, mx.vjp, mx.jvp, mx.vmap); there a Function must
-# hand MLX its own backward (and jvp) rather than let MLX differentiate the forward's MLX calls.
-_mlx_transform_depth = [0]
+# hand MLX its own backward (and jvp) rather than let MLX differentiate the forward's MLX calls. (The depth is
+# per thread: gm.state.)
 
 
 class in_mlx_transform:
     """Context manager used by ``lucid.func`` around user code that runs inside an MLX transform."""
 
     def __enter__(self):
-        _mlx_transform_depth[0] += 1
+        gm.state.mlx_transform_depth += 1
 
     def __exit__(self, *exc):
-        _mlx_transform_depth[0] -= 1
+        gm.state.mlx_transform_depth -= 1
         return False
 
 

@@ -6,10 +6,17 @@ import functools
 import inspect
 import threading
 
+from .._threads import adopt_thread
+
 
 class _State(threading.local):
     grad = True  # record ops on the tape
     inference = False  # tensors made now are inference tensors
+    compiling = False  # lucid.compile is tracing in this thread
+    mlx_transform_depth = 0  # lucid.func is running user code inside MLX transforms in this thread
+
+    def __init__(self):
+        adopt_thread()  # every op reads this state, so a new thread is set up before its first op
 
 
 state = _State()

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
+from .._threads import to_numpy
 from .engine import grad
 
 
@@ -26,7 +27,7 @@ def _differentiable_outputs(out) -> list:
 
 def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
     """J[o][k]: (numel of output o) x (numel of input idx[k]) by central differences."""
-    base = [np.array(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
+    base = [to_numpy(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
 
     def run(i, flat_j, delta):
         args = []
@@ -38,7 +39,7 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
             else:
                 args.append(t)
         # grad mode stays on: gradgradcheck's function differentiates inside
-        return [np.array(o._st.data, dtype=np.float64).reshape(-1) for o in _differentiable_outputs(func(*args))]
+        return [to_numpy(o._st.data, dtype=np.float64).reshape(-1) for o in _differentiable_outputs(func(*args))]
 
     sizes = [o.size for o in run(-1, 0, 0.0)]  # output sizes (i = -1 perturbs nothing)
     jac = [[np.zeros((m, base[i].size)) for i in idx] for m in sizes]
@@ -65,10 +66,10 @@ def _analytical(outputs: list, rg_inputs: list):
                     if gi.dtype != rg_inputs[k].dtype or tuple(gi.shape) != tuple(rg_inputs[k].shape):
                         raise GradcheckError(f"Gradient has dtype {gi.dtype} and shape {tuple(gi.shape)} but input "
                                              f"{k} has {rg_inputs[k].dtype} {tuple(rg_inputs[k].shape)}")
-                    jac[o_i][k][r] = np.array(gi._st.data, dtype=np.float64).reshape(-1)
+                    jac[o_i][k][r] = to_numpy(gi._st.data, dtype=np.float64).reshape(-1)
         # backward must be multiplied by grad_output: a zero seed gives zero gradients
         g = grad(o, rg_inputs, _wrap(mx.zeros(o.shape, o.dtype)), retain_graph=True, allow_unused=True)
-        zero_ok &= all(gi is None or not np.any(np.array(gi._st.data)) for gi in g)
+        zero_ok &= all(gi is None or not np.any(to_numpy(gi._st.data)) for gi in g)
     return jac, zero_ok
 
 

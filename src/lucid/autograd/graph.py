@@ -7,6 +7,7 @@ node's outputs to the gradients of its inputs (one per edge); the engine (engine
 """
 from __future__ import annotations
 
+import itertools
 import weakref
 from typing import Callable
 
@@ -22,12 +23,11 @@ class RemovableHandle:
     """Returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
 
     __slots__ = ("_hooks", "_key")
-    _next_key = 0
+    _keys = itertools.count(1)  # next() on it is atomic: hooks registered from two threads never share a key
 
     def __init__(self, hooks: dict):
         self._hooks = hooks
-        RemovableHandle._next_key += 1
-        self._key = RemovableHandle._next_key
+        self._key = next(RemovableHandle._keys)
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)

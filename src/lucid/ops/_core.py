@@ -27,12 +27,10 @@ import re
 
 import mlx.core as mx
 
-from .._compile import is_compiling
 from .._dtype import broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.anomaly import _state as _anomaly, record_trace
-from ..autograd.function import _mlx_transform_depth
 from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
 
 _state = gm.state
@@ -294,12 +292,6 @@ def _make_nondiff(name, fwd):
 
     op.__name__ = op.__qualname__ = name
     return op
-
-
-def values_readable() -> bool:
-    """Whether an op may evaluate a value to check it: not while ``lucid.compile`` or a ``lucid.func`` transform
-    traces, where arrays are placeholders without values (evaluating one is an MLX error)."""
-    return not _mlx_transform_depth[0] and not is_compiling()
 
 
 def data(x):

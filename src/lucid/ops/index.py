@@ -28,6 +28,7 @@ import numpy as np
 from .._checks import checked_index, is_known, mark_known, watch
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
+from .._threads import to_numpy
 from ._core import data, defop, methods
 from .elementwise import where
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
@@ -136,7 +137,7 @@ def _classify(k):
                           UserWarning, stacklevel=4)
             a = a.astype(mx.bool_)
         if a.dtype == mx.bool_:
-            a = np.array(a)  # the mask's values decide the result's shape
+            a = to_numpy(a)  # the mask's values decide the result's shape
             return ("bool", bool(a), 0) if a.ndim == 0 else ("mask", a, a.ndim)
         if not mx.issubdtype(a.dtype, mx.integer):
             raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
@@ -339,7 +340,7 @@ def _tensor_key(indices, shape: tuple) -> tuple:
         else:
             a = mark_known(mx.array(np.asarray(i)))
         if a.dtype in (mx.bool_, mx.uint8):
-            key += _mask_indices(np.array(a.astype(mx.bool_)), shape, d)
+            key += _mask_indices(to_numpy(a.astype(mx.bool_)), shape, d)
         elif mx.issubdtype(a.dtype, mx.integer):
             if d >= len(shape):
                 raise IndexError(f"too many indices for tensor of dimension {len(shape)}")

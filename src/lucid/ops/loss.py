@@ -29,9 +29,10 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
-from .._checks import checked_index
+from .._checks import check_later, checked_index, is_known
+from .._threads import to_numpy
 from .._tensor import Tensor, _wrap
-from ._core import data, defop, values_readable
+from ._core import data, defop
 from .activation import logsigmoid
 from .elementwise import abs, eq, exp, gt, isinf, log, log1p, lt, maximum, minimum, ne, sqrt, square, where, xlogy
 from .index import _scalar_name, gather, take
@@ -347,23 +348,26 @@ _bce = defop("binary_cross_entropy", _bce_fwd, node="BinaryCrossEntropyBackward0
 
 
 def _check_probabilities(input, target) -> None:
-    """PyTorch's range check of binary_cross_entropy. It needs the values, so it evaluates ``input`` and ``target``
-    here (a loss runs once per step, and its input is evaluated by the backward that follows anyway); while
-    compiling or inside a lucid.func transform, where there are no values yet, it is skipped."""
-    if not values_readable():
-        return
-    ok = [mx.all((data(x) >= 0) & (data(x) <= 1)) for x in (input, target)]  # NaN fails both comparisons
-    mx.eval(ok)
-    for name, flag in zip(("input", "target"), ok):
-        if not flag.item():
-            raise RuntimeError(f"all elements of {name} should be between 0 and 1")
+    """PyTorch's range check of binary_cross_entropy, done as the index checks are (lucid._checks): at once when
+    the values are on the host, else as a lazy flag raised at the next evaluation (``backward()``, ``.item()``)."""
+    for name, x in (("input", input), ("target", target)):
+        a = data(x)
+        if a.size == 0:
+            continue
+        error = (lambda name: lambda _: RuntimeError(f"all elements of {name} should be between 0 and 1"))(name)
+        if is_known(a):
+            h = to_numpy(a, copy=None)
+            if not np.all((h >= 0) & (h <= 1)):  # NaN fails both comparisons
+                raise error(None)
+        else:
+            check_later(mx.logical_not(mx.all((a >= 0) & (a <= 1))), error, "binary_cross_entropy")
 
 
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction: str = "mean") -> Tensor:
     """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input``, each log
     clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape. Values outside [0, 1] (NaN
-    included) raise, which evaluates ``input`` and ``target`` at this call (see ``_check_probabilities``)."""
+    included) raise PyTorch's error (see ``_check_probabilities``)."""
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "

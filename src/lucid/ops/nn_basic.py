@@ -21,6 +21,7 @@ import mlx.core as mx
 from .._checks import checked_index
 from .._dtype import dtype_name
 from .._random import next_key
+from .._threads import tolist
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
 from ._core import data, defop
@@ -300,7 +301,7 @@ def one_hot(tensor, num_classes: int = -1) -> Tensor:
     if num_classes == -1 or (a.size == 0 and num_classes <= 0):
         if a.size == 0:
             raise RuntimeError("Can not infer total number of classes from empty tensor.")
-        lo, hi = mx.stack([mx.min(a), mx.max(a)]).tolist()  # the result's shape depends on the values
+        lo, hi = tolist(mx.stack([mx.min(a), mx.max(a)]))  # the result's shape depends on the values
         if lo < 0:
             raise RuntimeError("Class values must be non-negative.")
         num_classes = hi + 1

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from .._threads import compiled_on_main_thread
 from .optimizer import (Optimizer, _assign, _check_betas, _check_exclusive_flags, _check_nonnegative, _f32,
                         _float_arg, _head, _scalar_tensor, _state_zeros, _wd_mode, _zeros_like)
 
@@ -17,7 +18,7 @@ __all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
 
 
 # ---------------------------------------------------------------------------------------------------- update rules
-@mx.compile
+@compiled_on_main_thread
 def adam_update(x, g, m, v, vmax, one_minus_beta1, beta2, one_minus_beta2, bc2_sqrt, eps, neg_step_size,
                 weight_decay, decay, *, maximize, wd_mode, amsgrad):
     """m <- lerp(m, g, 1 - beta1); v <- beta2 v + (1 - beta2) g^2; vmax <- max(vmax, v) (amsgrad);
@@ -34,7 +35,7 @@ def adam_update(x, g, m, v, vmax, one_minus_beta1, beta2, one_minus_beta2, bc2_s
     return x + neg_step_size * m / denom, m, v
 
 
-@mx.compile
+@compiled_on_main_thread
 def adamax_update(x, g, m, u, one_minus_beta1, beta2, eps, neg_clr, weight_decay, *, maximize, wd_mode):
     """m <- lerp(m, g, 1 - beta1); u <- max(beta2 u, |g| + eps); x <- x - lr / (1 - beta1^t) * m / u."""
     x, g = _head(x, g, weight_decay, None, maximize, wd_mode)
@@ -43,7 +44,7 @@ def adamax_update(x, g, m, u, one_minus_beta1, beta2, eps, neg_clr, weight_decay
     return x + neg_clr * m / u, m, u
 
 
-@mx.compile
+@compiled_on_main_thread
 def nadam_update(x, g, m, v, one_minus_beta1, beta2, one_minus_beta2, bc2, eps, grad_coef, avg_coef, weight_decay,
                  decay, *, maximize, wd_mode):
     """Adam moments, then a Nesterov step: x <- x + grad_coef * g / denom + avg_coef * m / denom with
@@ -57,7 +58,7 @@ def nadam_update(x, g, m, v, one_minus_beta1, beta2, one_minus_beta2, bc2, eps, 
     return x + avg_coef * m / denom, m, v
 
 
-@mx.compile
+@compiled_on_main_thread
 def radam_update(x, g, m, v, one_minus_beta1, beta2, one_minus_beta2, bc1, bc2_sqrt, eps, lr, rect, weight_decay,
                  decay, *, maximize, wd_mode, rectified):
     """Adam moments; x <- x - lr * m_hat * rect * sqrt(1 - beta2^t) / (sqrt(v) + eps) once the variance is tractable

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from .._threads import compiled_on_main_thread
 from .optimizer import (Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _full_like,
                         _head, _scalar_tensor, _state_zeros, _wd_mode, _zeros_like)
 
@@ -15,7 +16,7 @@ __all__ = ["RMSprop", "Adagrad", "Adadelta"]
 
 
 # ---------------------------------------------------------------------------------------------------- update rules
-@mx.compile
+@compiled_on_main_thread
 def rmsprop_update(x, g, sq, grad_avg, buf, alpha, one_minus_alpha, eps, neg_lr, momentum, weight_decay, *,
                    maximize, wd_mode, centered, use_momentum):
     """sq <- alpha sq + (1 - alpha) g^2; centered: grad_avg <- lerp(grad_avg, g, 1 - alpha) and the variance
@@ -39,7 +40,7 @@ def rmsprop_update(x, g, sq, grad_avg, buf, alpha, one_minus_alpha, eps, neg_lr,
     return tuple(out)
 
 
-@mx.compile
+@compiled_on_main_thread
 def adagrad_update(x, g, total, eps, neg_clr, weight_decay, *, maximize, wd_mode):
     """total <- total + g^2; x <- x - clr * g / (sqrt(total) + eps), clr = lr / (1 + (t - 1) lr_decay)."""
     x, g = _head(x, g, weight_decay, None, maximize, wd_mode)
@@ -47,7 +48,7 @@ def adagrad_update(x, g, total, eps, neg_clr, weight_decay, *, maximize, wd_mode
     return x + neg_clr * g / (mx.sqrt(total) + eps), total
 
 
-@mx.compile
+@compiled_on_main_thread
 def adadelta_update(x, g, sq, acc, rho, one_minus_rho, eps, neg_lr, weight_decay, *, maximize, wd_mode):
     """sq <- rho sq + (1 - rho) g^2; delta = sqrt(acc + eps) / sqrt(sq + eps) * g;
     acc <- rho acc + (1 - rho) delta^2; x <- x - lr delta."""

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from .._threads import compiled_on_main_thread
 from .optimizer import Optimizer, _assign, _float_arg, _head, _wd_mode, _zeros_like
 
 __all__ = ["Lion"]
 
 
-@mx.compile
+@compiled_on_main_thread
 def lion_update(x, g, m, beta1, one_minus_beta1, beta2, one_minus_beta2, neg_lr, decay, *, maximize, wd_mode):
     """x <- x (1 - lr wd); x <- x - lr sign(beta1 m + (1 - beta1) g); m <- beta2 m + (1 - beta2) g."""
     x, g = _head(x, g, None, decay, maximize, wd_mode)

@@ -23,6 +23,7 @@ from itertools import chain
 import mlx.core as mx
 import numpy as np
 
+from .. import _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._compile import is_compiling
 from .._tensor import Tensor, _wrap, take_pending_evals
@@ -101,7 +102,7 @@ def _with_step_hooks(step, evaluates: bool = False):
                     args, kwargs = result
         out = step(self, *args, **kwargs)
         if not evaluates and not is_compiling():
-            mx.eval(take_pending_evals())
+            _threads.evaluate(take_pending_evals())
         self._opt_called = True
         if self._step_post_hooks:
             for hook in tuple(self._step_post_hooks.values()):
@@ -314,7 +315,7 @@ class Optimizer:
             self._step_group(group, written)
         written += take_pending_evals()  # in-place writes under no_grad (BatchNorm's stats), the last loss
         if not is_compiling():  # (lucid.compile evaluates once per compiled step instead)
-            mx.eval(written)  # the one evaluation point: the new parameters and the new optimizer state
+            _threads.evaluate(written)  # the one evaluation point: the new parameters and the new optimizer state
         return loss
 
     def _step_group(self, group: dict, written: list) -> None:
@@ -374,7 +375,7 @@ class Optimizer:
         if known is not None and known[0] is arr:
             return known[1]
         # the state was loaded or set from outside since this optimizer last wrote it: read it, once
-        return float(arr.item())
+        return float(_threads.item(arr))
 
     def _set_scalar(self, t: Tensor, value: float) -> None:
         arr = self._const(value, mx.float32)

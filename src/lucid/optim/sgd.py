@@ -4,12 +4,13 @@ from __future__ import annotations
 import mlx.core as mx
 
 from .._tensor import _wrap
+from .._threads import compiled_on_main_thread
 from .optimizer import Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _head, _wd_mode
 
 __all__ = ["SGD"]
 
 
-@mx.compile
+@compiled_on_main_thread
 def sgd_update(x, g, buf, weight_decay, momentum, damp, neg_lr, *, maximize, wd_mode, use_momentum, nesterov):
     """One SGD step on arrays. ``buf`` is the momentum buffer (None at the first step: it starts as the gradient);
     ``damp`` is ``1 - dampening``. Returns ``(x, buf)`` (``buf`` only with momentum)."""

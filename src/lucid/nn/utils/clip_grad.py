@@ -8,6 +8,7 @@ from typing import Iterable
 import mlx.core as mx
 
 from ..._tensor import Tensor, _wrap
+from ..._threads import item
 from ...autograd import grad_mode as gm
 
 _Tensors = Tensor | Iterable[Tensor]
@@ -43,7 +44,7 @@ def get_total_norm(tensors: _Tensors, norm_type: float = 2.0, error_if_nonfinite
         return _wrap(mx.array(0.0))
     norms = mx.stack([_norm(t.mlx, norm_type) for t in tensors])
     total = _norm(norms, norm_type)
-    if error_if_nonfinite and not mx.isfinite(total).item():  # the user asked for a check: that needs the value
+    if error_if_nonfinite and not item(mx.isfinite(total)):  # the user asked for a check: that needs the value
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so "
                            "it cannot be clipped. To disable this error and scale the gradients by the non-finite "
                            "norm anyway, set `error_if_nonfinite=False`")

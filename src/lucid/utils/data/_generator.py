@@ -7,12 +7,14 @@ numpy do the shuffling: this is host-side bookkeeping, not a tensor op, so evalu
 from __future__ import annotations
 
 import os
+import threading
 
 import mlx.core as mx
 import numpy as np
 
 from ... import _dtype
 from ..._random import next_key
+from ..._threads import adopt_thread, tolist
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's default seed: a fresh Generator is deterministic, as there
 _U64 = 1 << 64
@@ -24,6 +26,7 @@ class Generator:
 
     def __init__(self, device="cpu"):
         self.device = _dtype.device(device)
+        self._lock = threading.Lock()  # a Generator shared by threads: each draw's split is atomic
         self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed: int) -> "Generator":
@@ -58,7 +61,9 @@ class Generator:
 
     def next_key(self) -> mx.array:
         """A fresh MLX key for one draw; the generator moves on."""
-        self._key, sub = mx.random.split(self._key)
+        adopt_thread()
+        with self._lock:
+            self._key, sub = mx.random.split(self._key)
         return sub
 
     def __repr__(self):
@@ -69,7 +74,7 @@ def numpy_rng(generator: Generator | None) -> np.random.Generator:
     """A numpy generator seeded by one draw from ``generator``, or from lucid's global generator when it is None
     (so ``lucid.manual_seed`` makes the draw reproducible)."""
     key = next_key() if generator is None else generator.next_key()
-    hi, lo = key.tolist()
+    hi, lo = tolist(key)
     return np.random.default_rng((hi << 32) | lo)
 
 

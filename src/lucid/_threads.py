@@ -1,0 +1,79 @@
+"""lucid from any thread, as PyTorch allows.
+
+MLX 0.32 gives every thread its own default stream that only that thread can evaluate on: an array built lazily
+in one thread and evaluated in another fails with "There is no Stream(cpu, 0) in current thread". lucid's lazy
+arrays cross threads all the time (a model built in the main thread and trained in a worker, the global random
+key), so lucid makes one stream per device that every thread may use (``mx.new_thread_unsafe_stream``) and makes
+it each thread's default the first time the thread uses lucid (``adopt_thread``; ``threading.local`` runs
+``__init__`` once per thread, so the main thread's ops pay nothing).
+
+"Thread unsafe" means two threads must not evaluate on such a stream at the same moment (MLX's command encoder
+and the status of a shared lazy array are unguarded). lucid's evaluation points (``.item()``, ``.numpy()``,
+printing, ``optimizer.step()``, ...) go through ``evaluate``, which holds one lock for the evaluation: graph
+building stays concurrent, evaluations take turns.
+"""
+from __future__ import annotations
+
+import threading
+
+import mlx.core as mx
+import numpy as np
+
+# one stream per available device type, shared by all threads
+_SHARED_STREAMS = [mx.new_thread_unsafe_stream(d) for d in (mx.cpu, mx.gpu) if mx.is_available(d)]
+
+_EVAL_LOCK = threading.Lock()
+
+
+class _ThreadSetup(threading.local):
+    def __init__(self):
+        for s in _SHARED_STREAMS:
+            mx.set_default_stream(s)
+        self.adopted = True
+
+
+_setup = _ThreadSetup()  # the importing thread is set up here, every other thread on its first adopt_thread()
+
+
+def adopt_thread() -> None:
+    """Make the calling thread build its ops on the shared streams (free after its first call)."""
+    _setup.adopted  # noqa: B018  (the attribute read runs __init__ in a thread that has not been set up)
+
+
+def evaluate(arrays, wait: bool = True) -> None:
+    """``mx.eval(arrays)``, one thread at a time (see the module docstring). ``wait=False``: ``mx.async_eval``, which
+    schedules the computation and returns (a later evaluation or read waits for it)."""
+    with _EVAL_LOCK:
+        (mx.eval if wait else mx.async_eval)(arrays)
+
+
+# Reading values evaluates: under the lock too.
+def item(a: mx.array):
+    with _EVAL_LOCK:
+        return a.item()
+
+
+def tolist(a: mx.array):
+    with _EVAL_LOCK:
+        return a.tolist()
+
+
+def to_numpy(a: mx.array, dtype=None, copy: bool | None = True) -> np.ndarray:
+    with _EVAL_LOCK:
+        return np.array(a, dtype=dtype, copy=copy)
+
+
+def compiled_on_main_thread(fn):
+    """``mx.compile(fn)`` when called from the main thread, ``fn`` itself (the same ops, run eagerly) from any
+    other. MLX keeps one compile cache per thread, and its entries hold Python objects: a worker thread's cache is
+    freed as the thread ends, and if that happens while the interpreter shuts down, MLX 0.32 aborts the process
+    ("terminate called without an active exception"). Worker threads therefore never fill a compile cache."""
+    compiled = mx.compile(fn)
+    main = threading.main_thread()
+
+    def call(*args, **kwargs):
+        return (compiled if threading.current_thread() is main else fn)(*args, **kwargs)
+
+    call.__wrapped__ = fn
+    call.__doc__ = fn.__doc__
+    return call
