@@ -14,9 +14,12 @@ package (and PyTorch through it) reads; files written by other tools load as ``{
 """
 from __future__ import annotations
 
+import errno
 import json
 import math
 import os
+import secrets
+import stat
 from collections import OrderedDict
 from pathlib import Path
 
@@ -40,6 +43,7 @@ _NAME_OF_NUMPY = {np.dtype(np.bool_): "BOOL", **{np_dtype.newbyteorder("="): nam
                                                  in _DTYPES.items() if name not in ("BF16", "BOOL")}}
 _STRUCTURE = "lucid.structure"
 _MAX_HEADER = 100_000_000  # the safetensors library's own limit
+_MAX_DIMS = 64  # numpy's limit
 
 
 # ---------------------------------------------------------------------------------------------------- saving
@@ -116,7 +120,9 @@ def _to_bytes(array, dtype_name: str) -> bytes:
 def save(obj, f) -> None:
     """Write ``obj`` (a state_dict, or nested dicts/lists/tuples of tensors, numbers, strings, bools and None) to
     ``f``, a path or a binary file object, in the safetensors format. A path is written through a temporary file
-    in the same folder and renamed into place, so an interrupted save never leaves a truncated checkpoint."""
+    in the same folder and renamed into place, so an interrupted save never leaves a truncated checkpoint; a
+    symlink is written through to its target, and a file replaced keeps its permission bits. A read-only file
+    raises PermissionError (as PyTorch's save does) and is left as it is."""
     flat = _Flattener()
     structure = flat.encode(obj)
     flush_checks([a for a in flat.arrays.values() if isinstance(a, mx.array)])  # (and the pending index checks)
@@ -142,15 +148,51 @@ def save(obj, f) -> None:
     if hasattr(f, "write"):
         write(f)
         return
-    path = Path(f)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    path, old = _save_target(f)
+    # the temporary file starts private (0o600) when it replaces an existing file, and gets that file's mode and
+    # owner before it takes its place; a new file gets open()'s default, 0o666 less the umask
+    tmp = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if old else 0o666)
     try:
-        with open(tmp, "wb") as out:
+        with open(fd, "wb") as out:
             write(out)
+            if old:
+                os.fchmod(out.fileno(), stat.S_IMODE(old.st_mode))
+                if (old.st_uid, old.st_gid) != (os.geteuid(), os.getegid()):
+                    try:
+                        os.fchown(out.fileno(), old.st_uid, old.st_gid)
+                    except PermissionError:  # only root may give a file away: the new file is then the caller's
+                        pass
         os.replace(tmp, path)
     finally:
-        if tmp.exists():
-            tmp.unlink()
+        if os.path.lexists(tmp):
+            os.unlink(tmp)
+
+
+def _save_target(f) -> tuple[str, os.stat_result | None]:
+    """The file a save to the path ``f`` replaces, and its stat (None for a new file). A symlink is followed (the
+    link stays; its target gets the new contents, as ``open(f, "wb")`` would write through it). Raises what PyTorch
+    raises for a path it can't write, before anything is created."""
+    if not isinstance(f, (str, bytes, os.PathLike)):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a 'write' attribute")
+    name = os.fsdecode(os.fspath(f))
+    if not name:
+        raise RuntimeError("lucid.save: invalid file name: ''")
+    path = os.path.realpath(name)
+    parent = os.path.dirname(path)
+    if not os.path.isdir(parent):
+        raise RuntimeError(f"Parent directory {parent} does not exist.")
+    if os.path.isdir(path):
+        raise RuntimeError(f"lucid.save: can't write {name!r}: Is a directory")
+    try:
+        old = os.stat(path)
+    except FileNotFoundError:
+        return path, None
+    # a read-only file is not replaced. root passes every access check, so for root "read-only" means what it
+    # means to the file's owner: no write permission bit at all (chmod a-w, as `chmod 444` leaves it)
+    if not os.access(path, os.W_OK) or not old.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+    return path, old
 
 
 # ---------------------------------------------------------------------------------------------------- loading
@@ -179,28 +221,27 @@ def _parse(raw: bytes, source: str) -> tuple[dict[str, tuple[str, np.ndarray]], 
                                                f"({len(raw) - 8} bytes): truncated or not a safetensors file"
                                                + _foreign_hint(raw))
     _check(header_len <= _MAX_HEADER, source, f"header length {header_len} exceeds the {_MAX_HEADER}-byte limit")
-    try:
-        header = json.loads(raw[8:8 + header_len].decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ValueError(f"{source}: corrupt safetensors header: not valid JSON ({e}){_foreign_hint(raw)}") from None
+    header = _json(raw[8:8 + header_len], source, "safetensors header", _foreign_hint(raw))
     _check(isinstance(header, dict), source, "corrupt safetensors header: not a JSON object")
-    metadata = header.pop("__metadata__", None) or {}
+    metadata = header.pop("__metadata__", None)
+    metadata = {} if metadata is None else metadata
     _check(isinstance(metadata, dict) and all(isinstance(k, str) and isinstance(v, str)
                                               for k, v in metadata.items()),
            source, "corrupt safetensors header: __metadata__ must map strings to strings")
     data = memoryview(raw)[8 + header_len:]
-    entries, end_of_data = {}, 0
+    entries, spans = {}, []
     for name, info in header.items():
         where = f"tensor {name!r}"
         _check(isinstance(info, dict) and {"dtype", "shape", "data_offsets"} <= info.keys(), source,
                f"corrupt safetensors header: {where} needs dtype, shape and data_offsets")
         dtype, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
-        _check(dtype in _DTYPES, source, f"{where} has unknown dtype {dtype!r} (lucid reads "
-                                         f"{', '.join(_DTYPES)})")
-        _check(isinstance(shape, list) and all(_is_count(s) for s in shape), source,
-               f"{where} has an invalid shape {shape!r}")
+        _check(isinstance(dtype, str) and dtype in _DTYPES, source, f"{where} has unknown dtype {dtype!r:.40} "
+                                                                    f"(lucid reads {', '.join(_DTYPES)})")
+        # MLX holds sizes as 32-bit ints: a larger one (even in an empty tensor) is refused before anything is made
+        _check(isinstance(shape, list) and len(shape) <= _MAX_DIMS and all(_is_count(s) and s < 2**31 for s in shape),
+               source, f"{where} has an invalid shape {shape!r:.80}")
         _check(isinstance(offsets, list) and len(offsets) == 2 and all(_is_count(o) for o in offsets)
-               and offsets[0] <= offsets[1], source, f"{where} has invalid data_offsets {offsets!r}")
+               and offsets[0] <= offsets[1], source, f"{where} has invalid data_offsets {offsets!r:.80}")
         begin, end = offsets
         _check(end <= len(data), source, f"{where} has data_offsets [{begin}, {end}] out of range: the data section "
                                          f"has {len(data)} bytes (truncated file?)")
@@ -210,10 +251,28 @@ def _parse(raw: bytes, source: str) -> tuple[dict[str, tuple[str, np.ndarray]], 
                f"{where}: size mismatch: shape {shape} of {dtype} needs {count * np_dtype.itemsize} bytes, "
                f"data_offsets [{begin}, {end}] hold {end - begin}")
         entries[name] = (dtype, np.frombuffer(data, dtype=np_dtype, count=count, offset=begin).reshape(shape))
-        end_of_data = max(end_of_data, end)
-    _check(end_of_data == len(data), source, f"{len(data) - end_of_data} bytes after the last tensor's data "
-                                             "(corrupt file)")
+        spans.append((begin, end, name))
+    # as the safetensors format requires: the tensors' bytes tile the data section, without overlaps or gaps
+    position = 0
+    for begin, end, name in sorted(spans):
+        _check(begin == position, source, f"tensor {name!r} has data_offsets [{begin}, {end}]: "
+                                          + ("it overlaps another tensor's bytes" if begin < position else
+                                             f"{begin - position} bytes before it belong to no tensor")
+                                          + " (corrupt file)")
+        position = end
+    _check(position == len(data), source, f"{len(data) - position} bytes after the last tensor's data "
+                                          "(corrupt file)")
     return entries, metadata
+
+
+def _json(text: bytes, source: str, what: str, hint: str = ""):
+    """Parse JSON from the file; anything malformed (bad UTF-8 or syntax, a number too long for Python, nesting
+    deeper than the interpreter's stack) is a ValueError naming the file."""
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:  # (UnicodeDecodeError and JSONDecodeError are ValueErrors)
+        problem = "nested too deeply" if isinstance(e, RecursionError) else f"not valid JSON ({e})"
+        raise ValueError(f"{source}: corrupt {what}: {problem}{hint}") from None
 
 
 def _to_mlx(dtype: str, data: np.ndarray) -> mx.array:
@@ -270,6 +329,9 @@ class _Rebuilder:
         _check(all(isinstance(kv, list) and len(kv) == 2 for kv in value), self.source,
                f"corrupt {_STRUCTURE} metadata: dict items must be [key, value] pairs")
         items = [(self.decode(k), self.decode(v)) for k, v in value]
+        for key, _ in items:  # what save writes as keys (a list or dict here would be unhashable)
+            _check(key is None or isinstance(key, (bool, int, float, str)), self.source,
+                   f"corrupt {_STRUCTURE} metadata: a dict key is a {type(key).__name__}")
         return OrderedDict(items) if tag == "OD" else dict(items)
 
 
@@ -289,8 +351,8 @@ def load(f, map_location=None, *, weights_only: bool = True, mmap=None):
     rebuild = _Rebuilder(entries, source)
     if _STRUCTURE not in metadata:
         return {name: rebuild.array(name, "T") for name in entries}
+    structure = _json(metadata[_STRUCTURE], source, f"{_STRUCTURE} metadata")
     try:
-        structure = json.loads(metadata[_STRUCTURE])
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{source}: corrupt {_STRUCTURE} metadata: not valid JSON ({e})") from None
-    return rebuild.decode(structure)
+        return rebuild.decode(structure)
+    except RecursionError:  # JSON nested deeper than save can write (its own walk is recursive too)
+        raise ValueError(f"{source}: corrupt {_STRUCTURE} metadata: nested too deeply") from None

@@ -116,14 +116,12 @@ class Adam(Optimizer):
         return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["amsgrad"],
                 group["maximize"], group["decoupled_weight_decay"])
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled = h
-        t = self._advance(s["step"])
-        x = p._st.data
-        dt = x.dtype
+        t = self._advance(s["step"], written)
         c = self._const
         m, v = s["exp_avg"], s["exp_avg_sq"]
-        vmax = _state_zeros(s, "max_exp_avg_sq", p) if amsgrad else None
+        vmax = _state_zeros(s, "max_exp_avg_sq", p, written) if amsgrad else None
         out = adam_update(x, g, m._st.data, v._st.data, None if vmax is None else vmax._st.data,
                           c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt), c((1 - beta2 ** t) ** 0.5, dt),
                           c(eps, dt), c(-(lr / (1 - beta1 ** t)), dt), c(wd, dt), c(1 - lr * wd, dt),
@@ -171,11 +169,9 @@ class Adamax(Optimizer):
         beta1, beta2 = group["betas"]
         return group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["maximize"]
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, beta1, beta2, eps, wd, maximize = h
-        t = self._advance(s["step"])
-        x = p._st.data
-        dt = x.dtype
+        t = self._advance(s["step"], written)
         c = self._const
         m, u = s["exp_avg"], s["exp_inf"]
         out = adamax_update(x, g, m._st.data, u._st.data, c(1 - beta1, dt), c(beta2, dt), c(eps, dt),
@@ -212,16 +208,14 @@ class NAdam(Optimizer):
         return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["momentum_decay"],
                 group["maximize"], group["decoupled_weight_decay"])
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, beta1, beta2, eps, wd, psi, maximize, decoupled = h
-        t = self._advance(s["step"])
+        t = self._advance(s["step"], written)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
         # PyTorch multiplies mu into a float32 tensor: keep the product rounded the same way
         mu_product = _f32(_f32(self._scalar(s["mu_product"])) * _f32(mu))
-        self._set_scalar(s["mu_product"], mu_product)
-        x = p._st.data
-        dt = x.dtype
+        self._set_scalar(s["mu_product"], mu_product, written)
         c = self._const
         m, v = s["exp_avg"], s["exp_avg_sq"]
         out = nadam_update(x, g, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
@@ -255,17 +249,15 @@ class RAdam(Optimizer):
         return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["maximize"],
                 group["decoupled_weight_decay"])
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, beta1, beta2, eps, wd, maximize, decoupled = h
-        t = self._advance(s["step"])
+        t = self._advance(s["step"], written)
         bc2 = 1 - beta2 ** t
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * t * (beta2 ** t) / bc2
         rectified = rho_t > 5.0
         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 \
             if rectified else 1.0
-        x = p._st.data
-        dt = x.dtype
         c = self._const
         m, v = s["exp_avg"], s["exp_avg_sq"]
         out = radam_update(x, g, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),

@@ -87,15 +87,13 @@ class RMSprop(Optimizer):
         return (group["lr"], group["alpha"], group["eps"], group["weight_decay"], group["momentum"],
                 group["centered"], group["maximize"])
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, alpha, eps, wd, momentum, centered, maximize = h
-        self._advance(s["step"])
-        x = p._st.data
-        dt = x.dtype
+        self._advance(s["step"], written)
         c = self._const
         sq = s["square_avg"]
-        ga = _state_zeros(s, "grad_avg", p) if centered else None
-        buf = _state_zeros(s, "momentum_buffer", p) if momentum > 0 else None
+        ga = _state_zeros(s, "grad_avg", p, written) if centered else None
+        buf = _state_zeros(s, "momentum_buffer", p, written) if momentum > 0 else None
         out = rmsprop_update(x, g, sq._st.data, None if ga is None else ga._st.data,
                              None if buf is None else buf._st.data, c(alpha, dt), c(1 - alpha, dt), c(eps, dt),
                              c(-lr, dt), c(momentum, dt), c(wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, False),
@@ -135,11 +133,9 @@ class Adagrad(Optimizer):
     def _hyper(self, group):
         return group["lr"], group["lr_decay"], group["eps"], group["weight_decay"], group["maximize"]
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, lr_decay, eps, wd, maximize = h
-        t = self._advance(s["step"])
-        x = p._st.data
-        dt = x.dtype
+        t = self._advance(s["step"], written)
         c = self._const
         total = s["sum"]
         out = adagrad_update(x, g, total._st.data, c(eps, dt), c(-(lr / (1 + (t - 1) * lr_decay)), dt), c(wd, dt),
@@ -170,11 +166,9 @@ class Adadelta(Optimizer):
     def _hyper(self, group):
         return group["lr"], group["rho"], group["eps"], group["weight_decay"], group["maximize"]
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, rho, eps, wd, maximize = h
-        self._advance(s["step"])
-        x = p._st.data
-        dt = x.dtype
+        self._advance(s["step"], written)
         c = self._const
         sq, acc = s["square_avg"], s["acc_delta"]
         out = adadelta_update(x, g, sq._st.data, acc._st.data, c(rho, dt), c(1 - rho, dt), c(eps, dt), c(-lr, dt),

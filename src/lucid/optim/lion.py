@@ -47,10 +47,8 @@ class Lion(Optimizer):
         beta1, beta2 = group["betas"]
         return group["lr"], beta1, beta2, group["weight_decay"], group["maximize"]
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, beta1, beta2, wd, maximize = h
-        x = p._st.data
-        dt = x.dtype
         c = self._const
         m = s["exp_avg"]
         out = lion_update(x, g, m._st.data, c(beta1, dt), c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),

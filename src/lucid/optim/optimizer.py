@@ -26,7 +26,8 @@ import numpy as np
 from .. import _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._compile import is_compiling
-from .._tensor import Tensor, _wrap, take_pending_evals
+from .._dtype import dtype_name
+from .._tensor import Tensor, _shape_str, _wrap, take_pending_evals
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 
@@ -120,21 +121,59 @@ def _add_ordered_hook(hooks: OrderedDict, hook, prepend: bool) -> RemovableHandl
     return handle
 
 
-def _assign(t: Tensor, arr: mx.array, written: list) -> None:
-    """Store ``arr`` as the new value of ``t`` (a parameter or a state tensor), bumping its version as an in-place
-    write does, and remember it for the end-of-step evaluation."""
+class _Staged:
+    """What one ``step()`` will write, held back until every update of the step has been computed.
+
+    The updates only build lazy MLX arrays, so computing all of them first costs nothing extra; storing them is the
+    commit. A step that fails part-way (a gradient or state of the wrong shape, a bad option in a later group, a
+    closure or an update rule raising) therefore leaves every parameter, state tensor and step count as it was."""
+
+    __slots__ = ("stores", "others", "entries", "arrays")
+
+    def __init__(self):
+        self.stores: list = []  # (storage, new array) of plain tensors: parameters, state tensors, step counts
+        self.others: list = []  # (tensor, new array) of views and `.data` aliases, written as in-place ops
+        self.entries: list = []  # (dict, key, value): state created by this step
+        self.arrays: list = []  # what the end of the step evaluates
+
+    def commit(self) -> list:
+        """Store everything staged; returns the arrays to evaluate. Nothing here can fail (``_assign`` checked)."""
+        for mapping, key, value in self.entries:
+            mapping[key] = value
+        for st, arr in self.stores:
+            st.data = arr
+            st.version += 1
+        arrays = self.arrays
+        for t, arr in self.others:
+            with no_grad():
+                t._inplace(lambda _old, arr=arr: _wrap(arr))
+            view_of = t._extra.view_of
+            if view_of is not None:  # the write went through to the base
+                arrays.append(view_of[0]._st.data)
+        return arrays
+
+
+def _assign(t: Tensor, arr: mx.array, written: _Staged) -> None:
+    """Stage ``arr`` as the new value of ``t`` (a parameter or a state tensor); the commit stores it, bumping the
+    version as an in-place write does."""
     ex = t._extra
     if ex is not None and (ex.view_of is not None or ex.data_alias or ex.inference):
         # rare: a view writes through to its base, a `.data` alias keeps its version, an inference tensor refuses
+        # the write (said now, not during the commit)
         with no_grad():
-            t._inplace(lambda _old: _wrap(arr))
-        if ex.view_of is not None:
-            written.append(ex.view_of[0]._st.data)
+            t._check_inplace(False)
+        written.others.append((t, arr))
     else:
-        st = t._st
-        st.data = arr
-        st.version += 1
-    written.append(arr)
+        written.stores.append((t._st, arr))
+    written.arrays.append(arr)
+
+
+def _new_state(state: dict, key, value, written: _Staged):
+    """Stage a new state entry (``state[key] = value`` at the commit); returns ``value``."""
+    written.entries.append((state, key, value))
+    if type(value) is Tensor:
+        written.arrays.append(value._st.data)
+    return value
 
 
 def _head(x: mx.array, g: mx.array, weight_decay, decay, maximize: bool, wd_mode):
@@ -163,16 +202,31 @@ def _zeros_like(p: Tensor) -> Tensor:
     return _wrap(mx.zeros_like(p._st.data))
 
 
-def _state_zeros(state: dict, key: str, p: Tensor) -> Tensor:
+def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
     """``state[key]``, created as zeros if an option that needs it was switched on after the state was made."""
     t = state.get(key)
     if t is None:
-        t = state[key] = _zeros_like(p)
+        t = _new_state(state, key, _zeros_like(p), written)
     return t
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
     return _wrap(mx.full(p._st.data.shape, value, dtype=p._st.data.dtype))
+
+
+def _tensor_option(value: Tensor) -> mx.array:
+    """An option given as a Tensor (PyTorch allows a Tensor learning rate): its 0-d array, which the update rules
+    compute with as they do with a float (``_const`` takes arrays)."""
+    if value.numel() != 1:
+        raise TypeError(f"optimizer options must be numbers or 1-element Tensors, but got a Tensor of shape "
+                        f"{_shape_str(value.shape)}")
+    return value._st.data.reshape(())
+
+
+def _describe_state(state, p: Tensor) -> str:
+    s = state.get(p) if state is not None else None
+    shapes = [f"{k} {_shape_str(v.shape)}" for k, v in (s or {}).items() if isinstance(v, Tensor)]
+    return ", ".join(shapes) or "none"
 
 
 def _f32(x: float) -> float:
@@ -189,6 +243,11 @@ class Optimizer:
         defaults: the default value of each option.
     """
 
+    # the parameter dtypes the update rules are exact for: elementwise rules with squares, square roots, signs or
+    # maxima would be wrong on complex numbers (PyTorch applies them to the real and imaginary parts)
+    _param_dtypes = frozenset((mx.float16, mx.bfloat16, mx.float32, mx.float64))
+    _scalar_state = frozenset(("step", "mu_product"))  # the 0-d state tensors (the rest has the parameter's shape)
+
     def __init__(self, params, defaults: dict):
         self.defaults = defaults
         self._step_pre_hooks: OrderedDict = OrderedDict()
@@ -199,6 +258,7 @@ class Optimizer:
         self._load_state_dict_post_hooks: OrderedDict = OrderedDict()
         self._opt_called = False
         self._scalars: dict = {}  # 0-d state tensor -> (its array, its Python value), see _scalar
+        self._state_unchecked = False  # True from load_state_dict to the next step, see _check_loaded_state
         self._consts: dict = {}  # (value, dtype) -> 0-d array, shared by the updates of one step
         cls = type(self)
         if not getattr(cls.step, "_lucid_step_hooks", False):
@@ -304,39 +364,95 @@ class Optimizer:
     # ------------------------------------------------------------------------------------------------ step
     def step(self, closure=None):
         """Perform one optimization step; ``closure`` re-evaluates the model (with grad enabled) and returns the
-        loss, which ``step`` returns."""
+        loss, which ``step`` returns. A step that raises changes nothing (see ``_Staged``)."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
         self._consts = {}
-        written: list = []
+        staged = _Staged()
         for group in self.param_groups:
-            self._step_group(group, written)
+            self._step_group(group, staged)
+        self._state_unchecked = False
+        written = staged.commit()
         written += take_pending_evals()  # in-place writes under no_grad (BatchNorm's stats), the last loss
         if not is_compiling():  # (lucid.compile evaluates once per compiled step instead)
             _threads.evaluate(written)  # the one evaluation point: the new parameters and the new optimizer state
         return loss
 
-    def _step_group(self, group: dict, written: list) -> None:
-        """Update every parameter of ``group`` that has a gradient (parameters whose ``.grad`` is None are
-        skipped, as in PyTorch)."""
+    def _step_group(self, group: dict, written: _Staged) -> None:
+        """Stage the update of every parameter of ``group`` that has a gradient (parameters whose ``.grad`` is None
+        are skipped, as in PyTorch), after checking that gradient against its parameter."""
         h = self._hyper(group)
-        update = self._update
-        if self._has_state(group):
-            state, init = self.state, self._init_state
+        if Tensor in map(type, h):  # a learning rate given as a Tensor (PyTorch allows it): compute with its array
+            h = tuple(_tensor_option(v) if type(v) is Tensor else v for v in h)
+        update, ok = self._update, self._param_dtypes
+        state = self.state if self._has_state(group) else None
+        if state is not None and self._state_unchecked:
+            self._check_loaded_state(group)
+        p = None
+        try:
             for p in group["params"]:
                 g = p._grad
-                if g is not None:
-                    s = state[p]
-                    if not s:
-                        init(p, s, group)
-                    update(p, g._st.data, s, h, written)
-        else:
-            for p in group["params"]:
-                g = p._grad
-                if g is not None:
-                    update(p, g._st.data, None, h, written)
+                if g is None:
+                    continue
+                x, ga = p._st.data, g._st.data
+                dt = x.dtype
+                if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):
+                    self._bad_grad(group, p, x, ga)
+                if state is None:
+                    update(p, x, dt, ga, None, h, written)
+                    continue
+                s = state.get(p)
+                if not s:  # first step of this parameter: its state is new, and stored only at the commit
+                    s = _new_state(state, p, {}, written)
+                    self._init_state(p, s, group)
+                update(p, x, dt, ga, s, h, written)
+        except ValueError as e:
+            if not str(e).startswith("["):  # not MLX's (a Python error: PyTorch raises the same)
+                raise
+            # the gradient was checked above, so MLX refused the shapes of the optimizer state
+            raise RuntimeError(f"{type(self).__name__}.step(): {self._where(group, p)} (shape "
+                               f"{_shape_str(p.shape)}) doesn't match its optimizer state "
+                               f"({_describe_state(state, p)}): {e}") from None
+
+    def _where(self, group: dict, p: Tensor) -> str:
+        index = next(i for i, q in enumerate(group["params"]) if q is p)
+        group_index = next(i for i, g in enumerate(self.param_groups) if g is group)
+        return f"parameter {index} of param group {group_index}"
+
+    def _bad_grad(self, group: dict, p: Tensor, x: mx.array, g: mx.array):
+        """Raise the error for a gradient that doesn't fit its parameter (set by hand, or the parameter's ``.data``
+        was replaced), or a parameter this optimizer can't update."""
+        name, where = type(self).__name__, self._where(group, p)
+        if x.dtype not in self._param_dtypes:
+            kinds = "floating-point and complex" if mx.complex64 in self._param_dtypes else "real floating-point"
+            raise RuntimeError(f"{name} can't update {where}: it has dtype {dtype_name(x.dtype)}, and lucid's {name} "
+                               f"updates {kinds} parameters only")
+        if g.shape != x.shape:
+            raise RuntimeError(f"{name}.step(): the gradient of {where} has shape {_shape_str(g.shape)}, but the "
+                               f"parameter has shape {_shape_str(x.shape)}")
+        raise RuntimeError(f"{name}.step(): the gradient of {where} has dtype {dtype_name(g.dtype)}, but the "
+                           f"parameter has dtype {dtype_name(x.dtype)}")
+
+    def _check_loaded_state(self, group: dict) -> None:
+        """After ``load_state_dict``, the first step checks that each loaded state tensor has its parameter's shape
+        and dtype (MLX would broadcast a mismatched one silently). Once, so it costs nothing per step."""
+        for p in group["params"]:
+            s = self.state.get(p)
+            if not s or p._grad is None:
+                continue
+            x = p._st.data
+            for key, value in s.items():
+                if type(value) is not Tensor or key in self._scalar_state:
+                    continue
+                v = value._st.data
+                if v.shape != x.shape or v.dtype != x.dtype:
+                    raise RuntimeError(
+                        f"{type(self).__name__}.step(): the loaded state {key!r} of {self._where(group, p)} has "
+                        f"shape {_shape_str(v.shape)} and dtype {dtype_name(v.dtype)}, but the parameter has shape "
+                        f"{_shape_str(x.shape)} and dtype {dtype_name(x.dtype)} (was the state_dict saved from "
+                        "another model?)")
 
     def _has_state(self, group: dict) -> bool:
         return True
@@ -348,8 +464,9 @@ class Optimizer:
         """The group's options that ``_update`` needs, read once per step."""
         raise NotImplementedError
 
-    def _update(self, p: Tensor, grad: mx.array, state, h: tuple, written: list) -> None:
-        """Update one parameter from its gradient array; write the results with ``_assign``."""
+    def _update(self, p: Tensor, x: mx.array, dt, grad: mx.array, state, h: tuple, written: _Staged) -> None:
+        """Update one parameter (``x``: its array, ``dt``: its dtype) from its gradient array (checked to have
+        ``x``'s shape and dtype); stage the results with ``_assign``."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------------------------------------ helpers
@@ -377,17 +494,16 @@ class Optimizer:
         # the state was loaded or set from outside since this optimizer last wrote it: read it, once
         return float(_threads.item(arr))
 
-    def _set_scalar(self, t: Tensor, value: float) -> None:
+    def _set_scalar(self, t: Tensor, value: float, written: _Staged) -> None:
         arr = self._const(value, mx.float32)
-        st = t._st
-        st.data = arr
-        st.version += 1
+        written.stores.append((t._st, arr))  # a constant: nothing to evaluate
+        # remembered now: if the step fails, ``t`` keeps its old array, which this entry then doesn't match
         self._scalars[t] = (arr, value)
 
-    def _advance(self, step: Tensor) -> float:
+    def _advance(self, step: Tensor, written: _Staged) -> float:
         """Count one more step in a ``state["step"]`` tensor; return the new count."""
         n = self._scalar(step) + 1.0
-        self._set_scalar(step, n)
+        self._set_scalar(step, n, written)
         return n
 
     # ------------------------------------------------------------------------------------------------ state dict
@@ -451,6 +567,7 @@ class Optimizer:
         self.state = state
         self.param_groups = new_groups
         self._scalars = {}
+        self._state_unchecked = True
         for hook in tuple(self._load_state_dict_post_hooks.values()):
             hook(self)
 

@@ -5,7 +5,8 @@ import mlx.core as mx
 
 from .._tensor import _wrap
 from .._threads import compiled_on_main_thread
-from .optimizer import Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _head, _wd_mode
+from .optimizer import (Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _head,
+                        _new_state, _wd_mode)
 
 __all__ = ["SGD"]
 
@@ -52,6 +53,8 @@ class SGD(Optimizer):
         super().__init__(params, defaults)
         _check_exclusive_flags(foreach, fused, differentiable)
 
+    _param_dtypes = Optimizer._param_dtypes | {mx.complex64}  # the update is linear: exact on complex numbers
+
     def _has_state(self, group):
         return group["momentum"] != 0
 
@@ -59,10 +62,8 @@ class SGD(Optimizer):
         return (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"],
                 group["maximize"])
 
-    def _update(self, p, g, s, h, written):
+    def _update(self, p, x, dt, g, s, h, written):
         lr, momentum, dampening, wd, nesterov, maximize = h
-        x = p._st.data
-        dt = x.dtype
         c = self._const
         buf = None if s is None else s.get("momentum_buffer")
         use_momentum = momentum != 0
@@ -76,7 +77,6 @@ class SGD(Optimizer):
         _assign(p, out[0], written)
         if s is not None:
             if buf is None:
-                buf = s["momentum_buffer"] = _wrap(out[1])
-                written.append(out[1])
+                _new_state(s, "momentum_buffer", _wrap(out[1]), written)
             else:
                 _assign(buf, out[1], written)
