@@ -182,30 +182,32 @@ def _evaluates(a: mx.array) -> bool:
         return False
 
 
-class watch:
+class _Fresh:
+    """``with _Fresh(field) as items:`` — the thread's state ``field`` is a fresh list for the duration."""
+
+    def __init__(self, field: str):
+        self.field = field
+
+    def __enter__(self) -> list:
+        self.outer = getattr(_state, self.field)
+        items: list = []
+        setattr(_state, self.field, items)
+        return items
+
+    def __exit__(self, *exc) -> None:
+        setattr(_state, self.field, self.outer)
+
+
+def watch() -> _Fresh:
     """``with watch() as flags:`` — the flags of the deferred checks made inside, so that a write op can keep its
     input unchanged when one of its indices turns out to be out of range (all or nothing)."""
-
-    def __enter__(self) -> list:
-        self.outer = _state.watch
-        _state.watch = flags = []
-        return flags
-
-    def __exit__(self, *exc) -> None:
-        _state.watch = self.outer
+    return _Fresh("watch")
 
 
-class collect:
+def collect() -> _Fresh:
     """``with collect() as checks:`` — the checks of ops recorded inside (a trace) go to ``checks`` instead of the
     thread's pending list; the tracer returns their flags and raises with ``raise_failed``."""
-
-    def __enter__(self) -> list:
-        self.outer = _state.scope
-        _state.scope = checks = []
-        return checks
-
-    def __exit__(self, *exc) -> None:
-        _state.scope = self.outer
+    return _Fresh("scope")
 
 
 def raise_failed(checks: list, flags: list, indices: list) -> None:
