@@ -9,6 +9,7 @@ loss falls from step to step and the first steps' losses show whether the implem
 from __future__ import annotations
 
 import gc
+import time
 from dataclasses import dataclass
 from functools import partial
 from typing import Callable
@@ -172,7 +173,43 @@ def builders(spec: Spec, state: dict, batch: tuple) -> dict[str, Callable]:
 def run(key: str, settings: Settings):
     spec = SPECS[key]
     state, batch = initial_state(spec)
-    return run_implementations(key, spec.title, builders(spec, state, batch), settings)
+    result = run_implementations(key, spec.title, builders(spec, state, batch), settings)
+    result.extra["check_s"] = check_work(spec, state, batch)
+    return result
+
+
+def check_work(spec: Spec, state: dict, batch: tuple, steps: int = 30) -> float:
+    """Seconds per lucid eager step spent inside the index checks, timed from inside: every ``checked_index`` call
+    and every ``flush()`` of pending checks alone (at ``backward()``/``step()``; an evaluation that reads a value
+    anyway is not counted). A direct measure, steadier than the with/without ratio on a noisy machine."""
+    from lucid.ops import index, loss, nn_basic
+    spent = [0.0]
+
+    def timed(f, only_bare=False):
+        def g(*args, **kwargs):
+            if only_bare and args:
+                return f(*args, **kwargs)
+            t0 = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+        return g
+
+    patched = [(m, "checked_index", False) for m in (index, loss, nn_basic)] + [(_checks, "flush", True)]
+    originals = [getattr(m, name) for m, name, _ in patched]
+    call = pytorch_style(lucid, spec, state, batch)
+    for _ in range(3):
+        call()
+    try:
+        for (m, name, bare), f in zip(patched, originals):
+            setattr(m, name, timed(f, bare))
+        for _ in range(steps):
+            call()
+    finally:
+        for (m, name, _), f in zip(patched, originals):
+            setattr(m, name, f)
+    return spent[0] / steps
 
 
 # ---------------------------------------------------------------------------------------------------- memory

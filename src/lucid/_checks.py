@@ -88,7 +88,7 @@ def is_known(arr: mx.array) -> bool:
 
 def first_outside(host: np.ndarray, lo: int, hi: int, ignore=None):
     """The first value of ``host`` outside ``[lo, hi)`` (values equal to ``ignore`` excepted), or None."""
-    if host.size == 0:
+    if host.size == 0 or (ignore is None and host.min() >= lo and host.max() < hi):  # the common case, fast
         return None
     out = (host < lo) | (host >= hi)
     if ignore is not None:
