@@ -51,25 +51,27 @@ def block(h):
     return h
 
 
-def test_checkpoint_gives_same_gradients():
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_gives_same_gradients(reentrant):
     x = leaf(3, 4)
     w = leaf(4, seed=1)
-    y = checkpoint(lambda a, b: block(a * b), x, w)
+    y = checkpoint(lambda a, b: block(a * b), x, w, use_reentrant=reentrant)
     gx, gw = lucid.autograd.grad(y.sum(), [x, w])
     ex, ew = lucid.autograd.grad(block(x * w).sum(), [x, w])
     assert gx.tolist() == ex.tolist() and gw.tolist() == ew.tolist()
-    assert gradcheck(lambda a: checkpoint(block, a), (leaf(2, 3),))
-    assert gradgradcheck(lambda a: checkpoint(block, a), (leaf(2, 3),))
+    assert gradcheck(lambda a: checkpoint(block, a, use_reentrant=reentrant), (leaf(2, 3),))
+    assert gradgradcheck(lambda a: checkpoint(block, a, use_reentrant=reentrant), (leaf(2, 3),))
 
 
-def test_checkpoint_replays_random_state():
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_replays_random_state(reentrant):
     x = lucid.ones(1000, requires_grad=True)
 
     def noisy(a):
         return a * (lucid.rand(1000) > 0.5)
 
     lucid.manual_seed(0)
-    checkpoint(noisy, x).sum().backward()
+    checkpoint(noisy, x, use_reentrant=reentrant).sum().backward()
     lucid.manual_seed(0)
     mask = (lucid.rand(1000) > 0.5).float()
     assert x.grad.tolist() == mask.tolist()
@@ -78,13 +80,14 @@ def test_checkpoint_replays_random_state():
 def test_checkpoint_sequential_and_kwargs():
     x = leaf(2, 3)
     fns = [lambda h: h.sin(), lambda h: h * 2, lambda h: h.exp(), lambda h: h.tanh()]
-    y = checkpoint_sequential(fns, 2, x)
+    y = checkpoint_sequential(fns, 2, x, use_reentrant=False)
     expected = x.sin().mul(2).exp().tanh()
     assert y.tolist() == expected.tolist()
-    assert checkpoint(lambda a, k=1: a * k, x, k=3).tolist() == (x * 3).tolist()
+    assert checkpoint(lambda a, k=1: a * k, x, k=3, use_reentrant=False).tolist() == (x * 3).tolist()
 
 
-def test_checkpoint_lowers_peak_memory():
+@pytest.mark.parametrize("reentrant", [True, False])
+def test_checkpoint_lowers_peak_memory(reentrant):
     def run(use):
         x = lucid.randn(500, 500, requires_grad=True)
         mx.eval(x.mlx)
@@ -92,7 +95,7 @@ def test_checkpoint_lowers_peak_memory():
         base = mx.get_active_memory()
         h = x
         for _ in range(8):
-            h = checkpoint(block, h) if use else block(h)
+            h = checkpoint(block, h, use_reentrant=reentrant) if use else block(h)
         h.sum().backward()
         mx.eval(x.grad.mlx)
         return mx.get_peak_memory() - base

@@ -1,4 +1,5 @@
 """lucid: PyTorch-style autograd on MLX arrays."""
+import math as _math
 from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
 from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_mlx, from_numpy, full, full_like, linspace,
@@ -8,11 +9,14 @@ from ._random import get_rng_state, set_rng_state
 from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
                      get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
                      uint8, uint16, uint32, uint64)
-from ._tensor import Size, Tensor
+from ._tensor import Size, Tensor, is_inference
+from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor, HalfTensor,
+                      IntTensor, LongTensor, ShortTensor)
 from .autograd import enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad, set_grad_enabled
 from .ops.elementwise import *  # noqa: F401,F403
 from .ops.reduce import *  # noqa: F401,F403
 from .ops.shape import *  # noqa: F401,F403
+from .ops.shape_inplace import select  # noqa: F401
 from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
@@ -29,5 +33,25 @@ from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 
 dtype = _dtype.Dtype
+
+
+def _accept_out() -> None:
+    """PyTorch's ``out=`` on the common functions of the ``lucid`` namespace. Declared ops take it themselves; the
+    others are wrapped here, in the namespace only: Tensor methods, operators and lucid's internal calls are untouched."""
+    from .ops._core import accepts_out
+    g = globals()
+    for name in ("add", "sub", "subtract", "div", "divide", "true_divide", "pow", "clamp", "clip", "lerp", "where",
+                 "sum", "mean", "prod", "amax", "amin", "argmax", "argmin", "std", "var", "logsumexp", "norm",
+                 "cumsum", "cumprod", "softmax", "log_softmax", "matmul", "mm", "bmm", "mv", "dot", "outer", "addmm",
+                 "cat", "concat", "concatenate", "stack", "hstack", "vstack", "zeros", "ones", "full", "arange",
+                 "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "fmod", "atan2", "clamp_min",
+                 "clamp_max", "isclose", "logical_and", "logical_or", "logical_not", "logical_xor", "tril", "triu",
+                 "addmv", "baddbmm", "cross", "kron", "diag"):
+        if name in g:
+            g[name] = accepts_out(g[name])
+
+
+_accept_out()
+inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
 __version__ = "0.1.0"

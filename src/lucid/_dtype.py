@@ -25,6 +25,15 @@ bool = mx.bool_  # noqa: A001  (PyTorch's name)
 
 Dtype = mx.Dtype
 
+# lucid's dtypes are MLX's own objects (so they pass to MLX unchanged and compare with its dtypes); PyTorch's dtype
+# attributes are added to MLX's Dtype class as read-only properties. MLX defines none of these names, so MLX's own
+# behaviour is unchanged.
+_UNSIGNED = (mx.bool_, mx.uint8, mx.uint16, mx.uint32, mx.uint64)
+Dtype.is_floating_point = property(lambda d: mx.issubdtype(d, mx.floating), doc="True for float16/32/64, bfloat16.")
+Dtype.is_complex = property(lambda d: mx.issubdtype(d, mx.complexfloating), doc="True for complex64.")
+Dtype.is_signed = property(lambda d: d not in _UNSIGNED, doc="False for bool and the unsigned integers.")
+Dtype.itemsize = property(lambda d: d.size, doc="Bytes per element.")
+
 _NUMPY_TO_MX = {
     np.dtype("float16"): mx.float16, np.dtype("float32"): mx.float32, np.dtype("float64"): mx.float64,
     np.dtype("complex64"): mx.complex64, np.dtype("complex128"): mx.complex64,

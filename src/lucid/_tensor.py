@@ -30,7 +30,7 @@ class Storage:
 class _Extra:
     """Rarely-set per-tensor state, kept off the hot path."""
 
-    __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks")
+    __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks", "inference_view")
 
     def __init__(self):
         self.retains_grad = False
@@ -39,6 +39,7 @@ class _Extra:
         self.inference = False
         self.data_alias = False  # `.data`: in-place writes do not bump the version counter
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
+        self.inference_view = False  # a view of a normal tensor taken in inference mode (not an inference tensor)
 
 
 class Size(tuple):
@@ -150,6 +151,13 @@ def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     t._accum = None
     t._extra = None
     return t
+
+
+_INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is "
+    "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+    "either both inside the inference_mode block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
 
 
 def _shape_str(shape) -> str:
@@ -355,6 +363,9 @@ class Tensor:
 
     @property
     def _version(self) -> int:
+        ex = self._extra
+        if ex is not None and ex.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
         return self._st.version
 
     @property
@@ -474,24 +485,37 @@ class Tensor:
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place
-    def _inplace(self, compute, via_view: bool = False) -> "Tensor":
+    def _inplace(self, compute, via_view: bool = False, inverse=None) -> "Tensor":
         """Replace this tensor's value by ``compute(old)``, where ``compute`` is built from lucid ops.
 
         With recording on, ``old`` is a fresh alias of the current value (same grad_fn), so the graph sees the
         value before the write, and this tensor takes the result's grad_fn. The version counter goes up, so nodes
-        that saved this tensor notice. A view writes its new value back into its base (``view_of``)."""
+        that saved this tensor notice. A view writes its new value back into its base (``view_of``).
+
+        ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it. The
+        values are unchanged, so a view writes nothing back now, and maps its later writes back through
+        ``inverse``."""
         self._check_inplace(via_view)
+        if inverse is not None and self._fn is not None and hasattr(self._fn, "rebind_output"):
+            keep = _new(Storage)  # the node that made the old value shares its storage: it keeps the old shape
+            keep.data, keep.version = self._st.data, self._st.version
+            self._fn.rebind_output(keep)
         recording = gm.state.grad
         if recording:
             old = _wrap(self._st.data, self._fn, self._rg, self._nr)
             new = compute(old)
         else:
             new = compute(self)
-        new = self._conform_inplace(new)
         ex = self._extra
-        if ex is not None and ex.view_of is not None:
-            base, write_back = ex.view_of
-            base._inplace(lambda b: write_back(b, new), via_view=True)
+        if inverse is not None:
+            if ex is not None and ex.view_of is not None:
+                base, write_back = ex.view_of
+                ex.view_of = (base, lambda b, v: write_back(b, inverse(v)))
+        else:
+            new = self._conform_inplace(new)
+            if ex is not None and ex.view_of is not None:
+                base, write_back = ex.view_of
+                base._inplace(lambda b: write_back(b, new), via_view=True)
         st = self._st
         st.data = new._st.data
         if ex is None or not ex.data_alias:
@@ -514,6 +538,8 @@ class Tensor:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if not gm.state.grad:
             return
+        if ex is not None and ex.inference_view and self._rg:
+            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
         if self._rg and self._fn is None:
             if via_view:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -537,8 +563,24 @@ class Tensor:
         return new
 
     def _set_view_of(self, base: "Tensor", write_back) -> "Tensor":
-        self._ex().view_of = (base, write_back)
+        ex = self._ex()
+        ex.view_of = (base, write_back)
+        bex = base._extra
+        if bex is not None and bex.inference:  # a view of an inference tensor is one, outside the graph
+            ex.inference = True
+            self._fn, self._rg, self._nr = None, False, 0
+        elif gm.state.inference:  # a view of a normal tensor stays normal and keeps requires_grad (as a leaf)
+            ex.inference = False
+            ex.inference_view = True
+            self._rg = base._rg
         return self
+
+
+def is_inference(input: Tensor) -> bool:
+    """Whether ``input`` is an inference tensor (made inside ``inference_mode``)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input.is_inference()
 
 
 __all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator"]

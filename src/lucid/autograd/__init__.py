@@ -3,12 +3,14 @@ from .anomaly import detect_anomaly, is_anomaly_check_nan_enabled, is_anomaly_en
 from .engine import backward, grad
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
                         set_grad_enabled)
-from .function import Function, FunctionCtx, once_differentiable
+from .function import Function, FunctionCtx, InplaceFunction, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 from .graph import Node
+from .variable import Variable
+from . import graph  # noqa: F401  (lucid.autograd.graph: GradientEdge, register_multi_grad_hook, ...)
 
 __all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "Node", "gradcheck", "gradgradcheck", "GradcheckError",
-           "Function", "FunctionCtx", "once_differentiable",
+           "Function", "FunctionCtx", "InplaceFunction", "once_differentiable", "Variable",
            "detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled", "is_anomaly_check_nan_enabled"]
 from . import functional  # noqa: E402

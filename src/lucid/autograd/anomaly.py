@@ -11,8 +11,16 @@ import weakref
 
 import mlx.core as mx
 
+from .graph import set_anomaly_observer
+
 _state = {"enabled": False, "check_nan": True}
 _traces: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _set(new: dict) -> None:
+    """Change the mode; the op recorder then calls ``record_trace`` for each node while it is on."""
+    _state.update(new)
+    set_anomaly_observer(record_trace if _state["enabled"] else None)
 
 
 def is_anomaly_enabled() -> bool:
@@ -28,14 +36,13 @@ class set_detect_anomaly:
 
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev = dict(_state)
-        _state["enabled"] = bool(mode)
-        _state["check_nan"] = bool(check_nan)
+        _set({"enabled": bool(mode), "check_nan": bool(check_nan)})
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
-        _state.update(self.prev)
+        _set(self.prev)
         return False
 
 
@@ -47,12 +54,11 @@ class detect_anomaly:
 
     def __enter__(self):
         self._prev = dict(_state)
-        _state["enabled"] = True
-        _state["check_nan"] = self.check_nan
+        _set({"enabled": True, "check_nan": self.check_nan})
         return self
 
     def __exit__(self, *exc):
-        _state.update(self._prev)
+        _set(self._prev)
         return False
 
     def __call__(self, func):
@@ -67,7 +73,7 @@ class detect_anomaly:
 
 def record_trace(node) -> None:
     """Called by op recording while anomaly mode is on: remember where the forward op was called."""
-    _traces[node] = "".join(traceback.format_stack()[:-2])
+    _traces[node] = "".join(traceback.format_stack()[:-3])  # less this, node_recorded and the op
 
 
 def check_gradients(node, grads) -> None:

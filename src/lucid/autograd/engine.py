@@ -20,7 +20,7 @@ from .._tensor import Tensor, _shape_str, _wrap, backward_starting, evaluate_lat
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
 from .anomaly import _state as _anomaly, check_gradients
-from .graph import AccumulateGrad, edge_of
+from .graph import AccumulateGrad, GradientEdge, GraphTask, edge_of, running_tasks
 
 _ALL = object()  # "accumulate into every leaf"
 
@@ -44,7 +44,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     if inputs is not None:
         inputs = _as_inputs(inputs, "backward")
         for t in inputs:
-            if not t._rg:
+            if isinstance(t, Tensor) and not t._rg:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     seeds = _make_seeds(roots, grad_tensors, allow_scalars=False)
     for i, t in enumerate(roots):
@@ -62,9 +62,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
         accumulate, targets = _ALL, None
     else:
         for t in inputs:
-            t.retain_grad()  # a non-leaf input gets .grad (a no-op on leaves)
-        edges = [edge_of(t) for t in inputs]
-        accumulate = {e[0] for e, t in zip(edges, inputs) if t._fn is None}
+            if isinstance(t, Tensor):
+                t.retain_grad()  # a non-leaf input gets .grad (a no-op on leaves)
+        edges = [_input_edge(t) for t in inputs]
+        accumulate = {e[0] for e in edges if type(e[0]) is AccumulateGrad}
         targets = {e[0] for e in edges}
     backward_starting()  # bounds the in-place writes of a training loop that has no optimizer
     _execute([edge_of(t) for t in roots], seeds, retain_graph, create_graph, accumulate, targets, None)
@@ -95,10 +96,13 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
                       "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
                       stacklevel=2)
     keys = list(inputs.keys()) if isinstance(inputs, dict) else None
-    single = isinstance(inputs, Tensor)
+    single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = _as_inputs(inputs, "grad")
     for t in inputs:
-        if not t._rg:
+        if isinstance(t, GradientEdge):
+            if materialize_grads:
+                raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
+        elif not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     outputs = _as_tensors(outputs)
     seeds_in = grad_outputs
@@ -115,7 +119,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
-    edges = [edge_of(t) for t in inputs]
+    edges = [_input_edge(t) for t in inputs]
 
     if is_grads_batched:
         results = _batched(outputs, seeds_in, edges, retain_graph, create_graph)
@@ -155,10 +159,18 @@ def _as_inputs(inputs, fn_name: str) -> list:
                         f"not {type(inputs).__name__}")
     if isinstance(inputs, dict):
         inputs = list(inputs.values())
-    inputs = _as_tensors(inputs)
+    inputs = [inputs] if isinstance(inputs, (Tensor, GradientEdge)) else list(inputs)
+    for t in inputs:
+        if not isinstance(t, (Tensor, GradientEdge)):
+            raise TypeError(f"expected a Tensor or a sequence of Tensors, but got {type(t).__name__}")
     if not inputs:
         raise RuntimeError(f"`inputs` argument to `{fn_name}()` cannot be empty.")
     return inputs
+
+
+def _input_edge(t):
+    """The edge an input names: a Tensor's (edge_of), or a GradientEdge as given."""
+    return (t.node, t.output_nr) if isinstance(t, GradientEdge) else edge_of(t)
 
 
 def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
@@ -298,6 +310,8 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
 
     mode_before = gm.state.grad
     gm.state.grad = bool(create_graph)
+    tasks = running_tasks()
+    tasks.append(GraphTask(order, needed))  # for hooks that ask what this walk runs (register_multi_grad_hook)
     try:
         for node in order:
             grads = buffers.pop(node, None)
@@ -343,6 +357,7 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
             return [None if g is None else _fresh(g, create_graph) for g in captured]
         return None
     finally:
+        tasks.pop()
         gm.state.grad = mode_before
 
 

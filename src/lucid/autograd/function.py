@@ -192,6 +192,15 @@ class Function(metaclass=_FunctionMeta):
         return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
 
 
+class InplaceFunction(Function):
+    """PyTorch's base for custom functions with an ``inplace`` flag: ``forward`` may modify an input in place
+    (and must then ``ctx.mark_dirty`` it)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
 # lucid.func runs user code inside MLX's transforms (mx.grad, mx.vjp, mx.jvp, mx.vmap); there a Function must
 # hand MLX its own backward (and jvp) rather than let MLX differentiate the forward's MLX calls. (The depth is
 # per thread: gm.state.)

@@ -141,6 +141,13 @@ class inference_mode(_Mode):
     """Like ``no_grad``, and tensors made inside are inference tensors that may not enter recorded graphs later.
     ``inference_mode(False)`` changes nothing."""
 
+    def __new__(cls, mode=True):
+        if callable(mode):  # @inference_mode, or inference_mode(mode=func) as PyTorch allows
+            self = super().__new__(cls)
+            self.mode = True
+            return self(mode)
+        return super().__new__(cls)
+
     def __init__(self, mode: bool = True):
         self.mode = mode
 

@@ -8,8 +8,9 @@ node's outputs to the gradients of its inputs (one per edge); the engine (engine
 from __future__ import annotations
 
 import itertools
+import threading
 import weakref
-from typing import Callable
+from typing import Callable, NamedTuple
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
@@ -17,6 +18,56 @@ FREED_MESSAGE = (
     "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
     "saved tensors after calling backward."
 )
+
+
+# ---------------------------------------------------------------------------------------------------- node observers
+# Anomaly mode (remembers each node's forward stack) and non-reentrant checkpointing (collects the nodes of its
+# segment) watch nodes being recorded. The op recorder reads ``watch["on"]`` once per recorded node, the same single
+# test it made for anomaly mode alone; it is True only while one of them is active.
+watch = {"on": False}
+_anomaly_observer: list = [None]
+_segments_active = [0]  # checkpoint observers pushed, all threads
+
+
+class _Observers(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_observers = _Observers()
+
+
+def _sync_watch() -> None:
+    watch["on"] = _anomaly_observer[0] is not None or _segments_active[0] > 0
+
+
+def set_anomaly_observer(fn) -> None:
+    """anomaly.py: ``fn(node)`` on every recorded node while anomaly mode is on (None: off)."""
+    _anomaly_observer[0] = fn
+    _sync_watch()
+
+
+def push_observer(fn) -> None:
+    """Make ``fn(node)`` see every node recorded in this thread until ``pop_observer`` (the innermost only)."""
+    _observers.stack.append(fn)
+    _segments_active[0] += 1
+    _sync_watch()
+
+
+def pop_observer() -> None:
+    _observers.stack.pop()
+    _segments_active[0] -= 1
+    _sync_watch()
+
+
+def node_recorded(node) -> None:
+    """Called by the op recorder for each node while ``watch["on"]``."""
+    fn = _anomaly_observer[0]
+    if fn is not None:
+        fn(node)
+    stack = _observers.stack
+    if stack:
+        stack[-1](node)
 
 
 class RemovableHandle:
@@ -48,9 +99,10 @@ def add_hook(hooks: dict, fn: Callable) -> RemovableHandle:
 class _Hooks:
     """A node's hooks; allocated only for nodes that have some."""
 
-    __slots__ = ("tensor_pre", "pre", "post", "retain")
+    __slots__ = ("tensor_pre", "pre", "post", "retain", "metadata")
 
     def __init__(self):
+        self.metadata = {}  # Node.metadata: free for the user's own annotations
         self.tensor_pre = {}  # output_nr -> {key: fn(grad)}: Tensor.register_hook on a non-leaf
         self.pre = {}  # fn(grad_outputs): Node.register_prehook
         self.post = {}  # fn(grad_inputs, grad_outputs): Node.register_hook
@@ -75,7 +127,21 @@ class Node:
 
     @property
     def metadata(self) -> dict:
-        return {}
+        """A dict kept with the node for the user's own annotations (it lives as long as the node)."""
+        return self.hooks().metadata
+
+    def __call__(self, *grads):
+        """``node(*grad_outputs)``: run this node's backward once on the given output gradients (one per output)
+        and return the input gradients (a Tensor for a one-input node, else a tuple)."""
+        if len(grads) != self.num_outputs:
+            raise TypeError(f"expected {self.num_outputs} arguments, got {len(grads)} instead")
+        res = self._tensor_input_grads(self.apply(list(grads)))
+        return res[0] if len(res) == 1 else tuple(res)
+
+    def _tensor_input_grads(self, grads: list) -> list:
+        """The entries of ``grads`` for the inputs that were Tensors (a node whose edges include non-Tensor
+        arguments drops theirs)."""
+        return grads
 
     def hooks(self) -> _Hooks:
         h = self._hooks
@@ -154,3 +220,117 @@ def edge_of(tensor):
         return None
     fn = tensor._fn
     return (accumulator(tensor), 0) if fn is None else (fn, tensor._nr)
+
+
+# ---------------------------------------------------------------------------------------------------- public graph API
+class GradientEdge(NamedTuple):
+    """Where a gradient enters the graph: a node and which of its outputs. ``get_gradient_edge(t)`` gives a
+    tensor's; ``autograd.grad`` and ``backward(inputs=...)`` accept one in place of a tensor (it still names the
+    same place after the tensor is modified in place)."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The GradientEdge a gradient for ``tensor`` flows into (its grad_fn and output slot, or its leaf's
+    AccumulateGrad node)."""
+    if not tensor._rg:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
+    node, nr = edge_of(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor) -> None:
+    """Bump ``tensor``'s version counter, as an in-place write does (for code that changes a tensor's value
+    behind autograd's back, so that nodes that saved it notice). Inference tensors have no counter: a no-op."""
+    ex = tensor._extra
+    if ex is not None and ex.inference:
+        return
+    tensor._st.version += 1
+
+
+class GraphTask:
+    """One running backward()/grad() walk, as seen by hooks: ``will_execute(node)`` says whether the walk runs that
+    node's backward. The engine pushes one on ``running_tasks()`` for the length of each walk."""
+
+    __slots__ = ("order", "needed", "_set", "__weakref__")
+
+    def __init__(self, order: list, needed):
+        self.order = order
+        self.needed = needed  # None, or the nodes a pruned walk (grad, backward(inputs=...)) keeps
+        self._set = None
+
+    def will_execute(self, node) -> bool:
+        if self._set is None:
+            self._set = set(self.order)  # built on first use: walks without such hooks never pay for it
+        return node in self._set and (self.needed is None or node in self.needed)
+
+
+class _Tasks(threading.local):
+    def __init__(self):
+        self.stack: list = []
+
+
+_tasks = _Tasks()
+
+
+def running_tasks() -> list:
+    """This thread's stack of running walks (a backward inside a hook nests)."""
+    return _tasks.stack
+
+
+def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> RemovableHandle:
+    """Run ``fn`` once per backward walk over several tensors.
+
+    ``mode="all"``: ``fn(grads)`` after the gradients of all the tensors that this walk computes are ready; ``grads``
+    has one entry per tensor, None for a tensor the walk does not reach. ``mode="any"``: ``fn(grad)`` with the first
+    of them computed, once per walk. Returns one handle that removes the hook from every tensor.
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    state: dict = {}  # the running walk (weakly: a finished walk's entry goes with it) -> what was seen of it
+
+    def seen_by(task):
+        key = id(task)
+        entry = state.get(key)
+        if entry is None or entry[0]() is not task:
+            entry = state[key] = (weakref.ref(task, lambda _r: state.pop(key, None)), [None] * len(tensors), [False])
+        return entry
+
+    def make_hook(i):
+        def hook(grad):
+            stack = running_tasks()
+            if not stack:
+                return None
+            task = stack[-1]
+            _, grads, fired = seen_by(task)
+            if mode == "any":
+                if not fired[0]:
+                    fired[0] = True
+                    fn(grad)
+                return None
+            grads[i] = grad
+            expected = sum(1 for t in tensors if t._rg and task.will_execute(edge_of(t)[0]))
+            if not fired[0] and sum(g is not None for g in grads) >= expected:
+                fired[0] = True
+                fn(tuple(grads))
+            return None
+        return hook
+
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t._rg]
+    return _MultiHandle(handles)
+
+
+class _MultiHandle(RemovableHandle):
+    """One handle for the hooks that ``register_multi_grad_hook`` put on several tensors."""
+
+    __slots__ = ("_handles",)
+
+    def __init__(self, handles: list):
+        self._handles = handles
+
+    def remove(self) -> None:
+        for h in self._handles:
+            h.remove()

@@ -23,15 +23,16 @@ Only nodes that save something raise the "backward through the graph a second ti
 """
 from __future__ import annotations
 
+import functools
 import re
+import warnings
 
 import mlx.core as mx
 
-from .._dtype import broadcast_shapes, dtype_name
+from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.anomaly import _state as _anomaly, record_trace
-from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator
+from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator, node_recorded, watch as _watch
 
 _state = gm.state
 _NO_KWARGS: dict = {}  # never mutated
@@ -119,6 +120,10 @@ class OpNode(Node):
             res.append(f(g, ans, *args, **kw))
         return res
 
+    def _tensor_input_grads(self, grads: list) -> list:
+        args = self.args
+        return grads if args is None else [g for g, a in zip(grads, args) if isinstance(a, (Tensor, Meta))]
+
     def _check_versions(self, args):
         vs = self.versions
         needs = self.save_needs
@@ -200,6 +205,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     save_args = cls.save_args
 
     def op(*args, **kwargs):
+        if kwargs and "out" in kwargs:  # rare: checked only when keywords are given at all
+            return call_with_out(op, args, kwargs)
         st = _new(Storage)
         st.version = 0
         out = _new(Tensor)
@@ -251,13 +258,67 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
-            if _anomaly["enabled"]:
-                record_trace(out._fn)
+            if _watch["on"]:  # anomaly mode or a non-reentrant checkpoint is watching
+                node_recorded(out._fn)
         return out
 
     op.__name__ = op.__qualname__ = name
     op.node_class = cls
     return op
+
+
+# ---------------------------------------------------------------------------------------------------- out=
+def accepts_out(fn):
+    """``fn`` taking PyTorch's ``out=`` keyword (declared ops take it already; this wraps plain functions)."""
+    if hasattr(fn, "node_class") or getattr(fn, "_takes_out", False):
+        return fn
+
+    @functools.wraps(fn)
+    def with_out(*args, **kwargs):
+        if "out" in kwargs:
+            return call_with_out(fn, args, kwargs)
+        return fn(*args, **kwargs)
+
+    with_out._takes_out = True
+    return with_out
+
+
+def call_with_out(fn, args: tuple, kwargs: dict):
+    """``fn(*args, **kwargs, out=t)``: compute the result, then write it into ``t`` as an in-place op (version
+    bumped, views of ``t``'s base written through). As in PyTorch, out= is not differentiable: with grad mode on,
+    an argument or ``t`` requiring grad is an error; ``t`` of another shape is resized (with PyTorch's warning
+    unless it is empty); a result that ``t``'s dtype cannot hold (float into int) is an error."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out")
+    if out is None:
+        return fn(*args, **kwargs)
+    name = fn.__name__
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if _state.grad:
+        flat = [b for a in list(args) + list(kwargs.values()) for b in (a if isinstance(a, (list, tuple)) else (a,))]
+        if out._rg or any(isinstance(a, Tensor) and a._rg for a in flat):
+            raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                               "differentiation, but one of the arguments requires grad.")
+    with gm.no_grad():
+        result = fn(*args, **kwargs)
+        r, o = result._st.data, out._st.data
+        if _category(r.dtype) > _category(o.dtype):
+            raise RuntimeError(f"result type {dtype_name(r.dtype)} can't be cast to the desired output type "
+                               f"{dtype_name(o.dtype)}")
+        if r.shape == o.shape:
+            return out._inplace(lambda old: _wrap(r.astype(o.dtype)))
+        if o.size:
+            warnings.warn(f"An output with one or more elements was resized since it had shape {list(o.shape)}, "
+                          f"which does not match the required output shape {list(r.shape)}. This behavior is "
+                          "deprecated, and in a future PyTorch release outputs will not be resized unless they have "
+                          "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
+                          "elements with t.resize_(0).", UserWarning, stacklevel=3)
+        out._check_inplace(False)
+        if out._extra is not None:
+            out._extra.view_of = None  # a resized tensor gets new memory: it is no longer a view of its base
+        # `inverse`: a shape change; with the view link cut above it is never called
+        return out._inplace(lambda old: _wrap(r.astype(o.dtype)), inverse=lambda v: v)
 
 
 def _mlx_error(name: str, e: ValueError, args: tuple):
@@ -282,6 +343,8 @@ def _make_nondiff(name, fwd):
     """An op whose outputs never require grad (comparisons, argmax, integer results)."""
 
     def op(*args, **kwargs):
+        if kwargs and "out" in kwargs:
+            return call_with_out(op, args, kwargs)
         try:
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:

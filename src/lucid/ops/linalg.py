@@ -259,8 +259,8 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
 _LETTERS = string.ascii_uppercase + string.ascii_lowercase  # PyTorch's order for the implicit output
 
 
-def _einsum_fwd(*arrays, subs, out):
-    return mx.einsum(",".join(subs) + "->" + out, *arrays)
+def _einsum_fwd(*arrays, subs, result):  # `result`: the output letters (not `out`, which means out=)
+    return mx.einsum(",".join(subs) + "->" + result, *arrays)
 
 
 def _einsum_grad(g, xs, subs, out, k):
@@ -278,7 +278,7 @@ def _einsum_grad(g, xs, subs, out, k):
     present = set("".join(terms))
     kept = "".join(c for c in target if c in present)
     others = [x for j, x in enumerate(xs) if j != k]
-    res = _einsum_op(len(terms))(g, *others, *eyes, subs=tuple(terms), out=kept)
+    res = _einsum_op(len(terms))(g, *others, *eyes, subs=tuple(terms), result=kept)
     if len(kept) < len(target):
         it = iter(data(res).shape)
         res = res.reshape([next(it) if c in present else 1 for c in target])
@@ -291,7 +291,7 @@ def _einsum_grad(g, xs, subs, out, k):
 
 
 def _einsum_vjp(k: int):
-    return lambda g, ans, *xs, subs, out: _einsum_grad(g, xs, subs, out, k)
+    return lambda g, ans, *xs, subs, result: _einsum_grad(g, xs, subs, result, k)
 
 
 @functools.cache
@@ -368,7 +368,7 @@ def einsum(equation: str, *operands) -> Tensor:
         operands = tuple(operands[0])
     operands = [as_tensor(x) for x in operands]
     subs, out = _parse_einsum(equation, tuple(data(x).shape for x in operands))
-    return _einsum_op(len(operands))(*operands, subs=subs, out=out)
+    return _einsum_op(len(operands))(*operands, subs=subs, result=out)
 
 
 # ---------------------------------------------------------------------------------------------------- tensordot, kron

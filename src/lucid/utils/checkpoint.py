@@ -1,14 +1,224 @@
 """Activation checkpointing: run a segment without keeping its intermediate values, and recompute them during
-backward. Same gradients, less memory held between forward and backward."""
+backward. Same gradients, less memory held between forward and backward.
+
+Two variants, as in PyTorch:
+
+- ``use_reentrant=False`` (recommended): the segment runs normally and records its graph, so everything works as
+  without checkpointing (``autograd.grad``, parameters closed over by the function get gradients even when no
+  input requires grad, keyword arguments, nesting, higher derivatives). What the segment's nodes saved for backward
+  is dropped at the end of the forward; the first backward that reaches one of them reruns the function once and
+  hands each node its values back, in order of recording. With early stop (the default; see
+  ``set_checkpoint_early_stop``) the rerun stops as soon as every dropped value is back.
+- ``use_reentrant=True``: the segment is one node whose backward reruns the function and differentiates it with a
+  nested ``autograd.grad`` (PyTorch's older variant; its output needs an input that requires grad).
+"""
 from __future__ import annotations
 
+import contextlib
+import warnings
+import weakref
+
 from .._random import get_rng_state, set_rng_state
-from .._tensor import Tensor
+from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.engine import grad
 from ..autograd.function import Function
+from ..autograd.graph import Meta, pop_observer, push_observer
+
+_early_stop = [True]
 
 
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether non-reentrant checkpoints run under this context stop their recomputation as soon as every value
+    backward needs is back (default True). It applies to checkpoints whose forward runs inside, wherever their
+    backward runs."""
+    prev = _early_stop[0]
+    _early_stop[0] = bool(enable)
+    try:
+        yield
+    finally:
+        _early_stop[0] = prev
+
+
+def noop_context_fn():
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _warn_use_reentrant(fn_name: str, extra: str) -> None:
+    warnings.warn(
+        f"torch.utils.checkpoint{fn_name}: the use_reentrant parameter should be passed explicitly. {extra}"
+        "use_reentrant=False is recommended, but if you need to preserve the current default behavior, you can pass "
+        "use_reentrant=True. Refer to docs for more details on the differences between the two variants.",
+        stacklevel=3)
+
+
+def checkpoint(function, *args, use_reentrant: bool | None = None, context_fn=noop_context_fn,
+               determinism_check: str = "default", debug: bool = False, preserve_rng_state: bool = True, **kwargs):
+    """``checkpoint(fn, *args, use_reentrant=False, **kwargs)``: ``fn(*args, **kwargs)`` without keeping its
+    intermediates; backward recomputes them. Returns what ``fn`` returns.
+
+    The random state is replayed so dropout inside ``fn`` draws the same mask. ``use_reentrant`` should be passed:
+    without it PyTorch's warning is given and the reentrant variant runs (PyTorch's default). ``context_fn``
+    (non-reentrant only) returns two context managers, entered around the forward and around the recomputation.
+    """
+    if use_reentrant is None:
+        _warn_use_reentrant("", "Starting in PyTorch 2.9, calling checkpoint without use_reentrant will raise an "
+                                "exception. ")
+        use_reentrant = True
+    if determinism_check not in ("default", "none"):
+        raise ValueError(f"determinism_check should be one of ['default', 'none'], but got {determinism_check}")
+    if use_reentrant:
+        if kwargs:
+            raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+        if context_fn is not noop_context_fn or debug:
+            raise ValueError("Passing `context_fn` or `debug` is only supported when use_reentrant=False.")
+        return _CheckpointFunction.apply(function, preserve_rng_state, *args)
+    return _Segment(function, args, kwargs, preserve_rng_state, context_fn).run()
+
+
+def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):
+    """Split a sequence of functions (or an nn.Sequential) into ``segments`` checkpointed chunks."""
+    if use_reentrant is None:
+        _warn_use_reentrant(".checkpoint_sequential", "In version 2.9 we will raise an exception if use_reentrant "
+                                                      "is not passed. ")
+        use_reentrant = True
+    functions = list(functions)
+    size = max(1, -(-len(functions) // segments))
+
+    def run(chunk):
+        def f(x):
+            for fn in chunk:
+                x = fn(x)
+            return x
+        return f
+
+    for start in range(0, len(functions), size):
+        input = checkpoint(run(functions[start:start + size]), input, use_reentrant=use_reentrant, **kwargs)
+    return input
+
+
+# ---------------------------------------------------------------------------------------------------- non-reentrant
+class _Dropped:
+    """Stands in a node's saved arguments for a tensor the segment made: where it sits in the graph, not its value."""
+
+    __slots__ = ("fn", "nr", "rg")
+
+    def __init__(self, t: Tensor):
+        self.fn, self.nr, self.rg = t._fn, t._nr, t._rg
+
+
+def _droppable(a, inputs: set) -> bool:
+    """A saved value the segment drops: any tensor but its inputs and leaves that require grad (which the caller
+    holds anyway, and whose identity backward needs)."""
+    return isinstance(a, Tensor) and id(a) not in inputs and not (a._fn is None and a._rg)
+
+
+class _StopRecomputation(Exception):
+    pass
+
+
+class _Segment:
+    """One non-reentrant checkpointed call: runs it, drops what its nodes saved, recomputes on demand."""
+
+    def __init__(self, function, args, kwargs, preserve_rng_state, context_fn):
+        self.function, self.args, self.kwargs = function, args, kwargs
+        self.rng_state = get_rng_state() if preserve_rng_state else None
+        self.early_stop = _early_stop[0]  # as set when the forward runs
+        self.context_fn = context_fn
+        self.slots: list = []  # one weakref per node the call recorded, in order; None for a node that kept all
+        self.done = False
+
+    def run(self):
+        recorded: list = []
+        forward_ctx, self.recompute_ctx = self.context_fn()
+        push_observer(recorded.append)  # innermost only: a nested checkpoint's nodes are its own
+        try:
+            with forward_ctx:
+                out = self.function(*self.args, **self.kwargs)
+        finally:
+            pop_observer()
+        inputs = {id(a) for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, Tensor)}
+        hook = self._prehook
+        for node in recorded:
+            if node.args is None:  # already used and freed by a backward inside the function
+                self.slots.append(None)
+                continue
+            d = node.out_st.data
+            node.meta, node.out_st = (d.shape, d.dtype), None  # the output's value is not kept
+            if node.save_args or node.save_ans:
+                node.args = tuple(_Dropped(a) if _droppable(a, inputs) else a for a in node.args)
+                node.register_prehook(hook)
+                self.slots.append(weakref.ref(node))
+            else:  # saves nothing: backward needs only shapes, never a recomputation
+                node.args = tuple(Meta(a) if isinstance(a, Tensor) else a for a in node.args)
+                self.slots.append(None)
+        return out
+
+    def _prehook(self, grad_outputs):
+        if not self.done:
+            self.recompute()
+
+    def recompute(self) -> None:
+        """Rerun the function on the same inputs and give every dropped value back to its node."""
+        pending = {k for k, ref in enumerate(self.slots) if ref is not None and ref() is not None}
+        count = [0]
+        slots, early_stop = self.slots, self.early_stop
+
+        def restore(node):
+            k = count[0]
+            count[0] += 1
+            if k not in pending:
+                return
+            orig = slots[k]()
+            if type(orig) is not type(node):
+                raise RuntimeError(f"torch.utils.checkpoint: the recomputation recorded {node.name()} where the "
+                                   f"forward pass recorded {orig.name()} (op {k}): the checkpointed function must "
+                                   "run the same ops each time it is called")
+            _give_back(orig, node)
+            pending.discard(k)
+            if early_stop and not pending:
+                raise _StopRecomputation
+
+        args = [a.detach().requires_grad_(a._rg) if isinstance(a, Tensor) else a for a in self.args]
+        kwargs = {k: v.detach().requires_grad_(v._rg) if isinstance(v, Tensor) else v for k, v in self.kwargs.items()}
+        if self.rng_state is not None:
+            now = get_rng_state()
+            set_rng_state(self.rng_state)
+        push_observer(restore)
+        try:
+            with gm.enable_grad(), self.recompute_ctx:
+                self.function(*args, **kwargs)
+        except _StopRecomputation:
+            pass
+        finally:
+            pop_observer()
+            if self.rng_state is not None:
+                set_rng_state(now)
+        if pending:
+            raise RuntimeError("torch.utils.checkpoint: the recomputation recorded fewer ops than the forward pass: "
+                               "the checkpointed function must run the same ops each time it is called")
+        self.done = True
+
+
+def _give_back(orig, node) -> None:
+    """Put the values that ``node`` (recorded by the recomputation) saved into ``orig`` (the forward's node), each
+    at the graph position of the tensor it replaces, so higher derivatives still flow through the forward's graph."""
+    vs = orig.versions
+    args = []
+    for i, (a, r) in enumerate(zip(orig.args, node.args)):
+        if isinstance(a, _Dropped):
+            a = _wrap(r._st.data, a.fn, a.rg, a.nr)
+            a._st.version = vs[i] if vs is not None else 0
+        args.append(a)
+    orig.args = tuple(args)
+    if orig.save_ans:
+        st = Storage()  # the forward's output storage was let go: a fresh one at the version backward expects
+        st.data, st.version = node.out_st.data, orig.out_v
+        orig.out_st = st
+
+
+# ---------------------------------------------------------------------------------------------------- reentrant
 class _CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
@@ -42,32 +252,3 @@ class _CheckpointFunction(Function):
                           create_graph=gm.state.grad) if pairs and wanted else [None] * len(wanted))
         return (None, None) + tuple(next(grads) if isinstance(d, Tensor) and d.requires_grad else None
                                     for d in detached)
-
-
-def checkpoint(function, *args, use_reentrant: bool | None = None, preserve_rng_state: bool = True,
-               **kwargs):
-    """``checkpoint(fn, *args)``: ``fn(*args)`` without saving its intermediates; backward recomputes them.
-
-    The random state is replayed so dropout inside ``fn`` draws the same mask. Keyword arguments are passed to
-    ``fn``. Returns what ``fn`` returns.
-    """
-    if kwargs:
-        return _CheckpointFunction.apply(lambda *a: function(*a, **kwargs), preserve_rng_state, *args)
-    return _CheckpointFunction.apply(function, preserve_rng_state, *args)
-
-
-def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool | None = None, **kwargs):
-    """Split a sequence of functions (or an nn.Sequential) into ``segments`` checkpointed chunks."""
-    functions = list(functions)
-    size = max(1, -(-len(functions) // segments))
-
-    def run(chunk):
-        def f(x):
-            for fn in chunk:
-                x = fn(x)
-            return x
-        return f
-
-    for start in range(0, len(functions), size):
-        input = checkpoint(run(functions[start:start + size]), input, **kwargs)
-    return input
