@@ -30,7 +30,8 @@ class Storage:
 class _Extra:
     """Rarely-set per-tensor state, kept off the hot path."""
 
-    __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks", "inference_view")
+    __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks", "inference_view",
+                 "fn_view")
 
     def __init__(self):
         self.retains_grad = False
@@ -40,6 +41,8 @@ class _Extra:
         self.data_alias = False  # `.data`: in-place writes do not bump the version counter
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
         self.inference_view = False  # a view of a normal tensor taken in inference mode (not an inference tensor)
+        self.fn_view = None  # a view (or an input as is) returned by a custom Function: (its name, output nr), or
+        #                      True when that Function recorded nothing
 
 
 class Size(tuple):
@@ -160,6 +163,19 @@ _INFERENCE_VIEW_MESSAGE = (
     "you want the inplace to be tracked).")
 
 
+def _custom_view_error(fn_view) -> None:
+    """An in-place write that would be recorded, into a view that a custom Function returned: the write would
+    replace that Function's backward by the view's, so PyTorch forbids it."""
+    if fn_view is True:
+        first = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        first = f"Output {fn_view[1]} of {fn_view[0]} is a view and is being modified inplace."
+    raise RuntimeError(first + " This view was created inside a custom Function (or because an input was returned "
+                       "as-is) and the autograd logic to handle view+inplace would override the custom backward "
+                       "associated with the custom Function, leading to incorrect gradients. This behavior is "
+                       "forbidden. You can fix this by cloning the output of the custom Function.")
+
+
 def _shape_str(shape) -> str:
     return str(list(shape))
 
@@ -240,7 +256,7 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     def numpy(self) -> np.ndarray:
-        if self._rg:
+        if self._rg and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._to_numpy()
 
@@ -418,7 +434,6 @@ class Tensor:
         if self._fn is None or self.retains_grad:
             return
         self._ex().retains_grad = True
-        import weakref
         self._fn.hooks().retain[self._nr] = weakref.ref(self)
 
     def register_hook(self, hook) -> RemovableHandle:
@@ -476,8 +491,13 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor"):
+        if value is None:
+            raise TypeError("Variable data has to be a tensor, but got NoneType")
+        arr = value._st.data if isinstance(value, Tensor) else mx.array(value)
+        if self._rg and not _dtype.can_require_grad(arr.dtype):
+            raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         st = _new(Storage)
-        st.data = value._st.data if isinstance(value, Tensor) else mx.array(value)
+        st.data = arr
         st.version = self._st.version
         self._st = st
 
@@ -504,6 +524,8 @@ class Tensor:
         if recording:
             old = _wrap(self._st.data, self._fn, self._rg, self._nr)
             new = compute(old)
+            if new._rg and self._extra is not None and self._extra.fn_view is not None:
+                _custom_view_error(self._extra.fn_view)  # (nothing has been written yet)
         else:
             new = compute(self)
         ex = self._extra
@@ -524,6 +546,10 @@ class Tensor:
             evaluate_later(self, write=True)
             return self
         if new._fn is not None:
+            if ex is not None and ex.retains_grad:  # .grad is the gradient of the latest version (PyTorch)
+                if self._fn is not None:
+                    self._fn.hooks().retain.pop(self._nr, None)
+                new._fn.hooks().retain[new._nr] = weakref.ref(self)
             self._fn, self._nr, self._rg = new._fn, new._nr, True
             new._fn.rebind_output(st)
         elif self._fn is not None:  # the new value depends on nothing that requires grad

@@ -317,19 +317,23 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
             grads = buffers.pop(node, None)
             if grads is None or (needed is not None and node not in needed):
                 continue
-            hooks = node._hooks
-            if hooks is not None:
-                grads = _pre_hooks(node, hooks, grads, create_graph)
             if type(node) is AccumulateGrad:
                 _visit_leaf(node, grads[0], accumulate, create_graph, captured, slots if capture else None)
                 continue
+            hooks = node._hooks
+            if hooks is not None and (hooks.tensor_pre or hooks.retain):
+                grads = _tensor_pre_hooks(hooks, grads, create_graph)
+            nxt = node.next
             if captured is not None:
                 for nr, g in enumerate(grads):
                     for i in slots.get((node, nr), ()):
                         captured[i] = g if captured[i] is None else captured[i] + g
-            nxt = node.next
-            if needed is not None and not any(e is not None and e[0] in needed for e in nxt):
-                continue  # an input's own node with nothing further to reach
+                if not any(e is not None and e[0] in needed for e in nxt):
+                    # grad(): an input's own node with nothing further to reach is not run, so its pre- and
+                    # post-hooks do not fire (backward(inputs=...) runs it, hooks and all, as PyTorch does)
+                    continue
+            if hooks is not None and hooks.pre:
+                grads = _node_pre_hooks(hooks, grads)
             in_grads = node.apply(grads, needed)
             if _anomaly["enabled"]:
                 check_gradients(node, in_grads)
@@ -396,20 +400,25 @@ def _conform(g: Tensor, shape: tuple, dtype, producer, index: int) -> Tensor:
     return g
 
 
-def _pre_hooks(node, hooks, grads: list, create_graph) -> list:
-    """Tensor hooks of the node's outputs, retain_grad, then the node's own pre-hooks."""
-    if hooks.tensor_pre or hooks.retain:
-        grads = list(grads)
-        for nr, g in enumerate(grads):
-            if g is None:
-                continue
-            for fn in list(hooks.tensor_pre.get(nr, {}).values()):
-                g = _run_tensor_hook(fn, g)
-            grads[nr] = g
-            ref = hooks.retain.get(nr)
-            t = ref() if ref is not None else None
-            if t is not None:
-                _accumulate(t, g, create_graph)
+def _tensor_pre_hooks(hooks, grads: list, create_graph) -> list:
+    """Tensor hooks of the node's outputs, then retain_grad (which sees what the tensor hooks made of the gradient,
+    but not what the node's own pre-hooks make of it: those run after, as in PyTorch)."""
+    grads = list(grads)
+    for nr, g in enumerate(grads):
+        if g is None:
+            continue
+        for fn in list(hooks.tensor_pre.get(nr, {}).values()):
+            g = _run_tensor_hook(fn, g)
+        grads[nr] = g
+        ref = hooks.retain.get(nr)
+        t = ref() if ref is not None else None
+        if t is not None:
+            _accumulate(t, g, create_graph)
+    return grads
+
+
+def _node_pre_hooks(hooks, grads: list) -> list:
+    """The node's own pre-hooks (``Node.register_prehook``); each may replace the gradients."""
     for fn in list(hooks.pre.values()):
         r = fn(tuple(grads))
         if r is not None:
@@ -443,6 +452,8 @@ def _run_tensor_hook(fn, g: Tensor) -> Tensor:
 
 
 def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captured, slots) -> None:
+    """A leaf's node, in PyTorch's order: the leaf's tensor hooks, capture (grad), and, when accumulating
+    (backward), the node's pre-hooks, ``.grad += g``, the post-accumulate-grad hooks, the node's post-hooks."""
     var = node.variable
     ex = var._extra
     if ex is not None and ex.leaf_hooks:
@@ -452,11 +463,16 @@ def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captu
         for i in slots.get((node, 0), ()):
             captured[i] = g if captured[i] is None else captured[i] + g
     if accumulate is _ALL or (accumulate is not None and node in accumulate):
+        hooks = node._hooks
+        if hooks is not None and hooks.pre:
+            g = _node_pre_hooks(hooks, [g])[0]
         _accumulate(var, g, create_graph)
         if ex is not None and ex.post_hooks:
             for fn in list(ex.post_hooks.values()):
                 if fn(var) is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
+        if hooks is not None and hooks.post:
+            _post_hooks(hooks, (), (g,))  # an AccumulateGrad node has no grad_inputs
 
 
 def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:

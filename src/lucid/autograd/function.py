@@ -10,6 +10,7 @@ summed back is an error.
 from __future__ import annotations
 
 import functools
+import inspect
 
 import mlx.core as mx
 
@@ -35,7 +36,7 @@ class FunctionCtx(Node):
         self._non_diff = set()  # ids of outputs marked non-differentiable
         self._dirty = set()  # ids of inputs marked dirty
         self._materialize = True
-        self._out_meta = []
+        self._out_meta = []  # per output: (shape, dtype), or None for an output that is not a Tensor
         self.needs_input_grad = ()
 
     # -------------------------------------------------------------------------------------- used by forward
@@ -78,8 +79,9 @@ class FunctionCtx(Node):
 
     def apply(self, grads: list, needed=None) -> list:
         cls = self._fn_class
-        if self._materialize:
-            grads = [_wrap(mx.zeros(s, d)) if g is None else g for g, (s, d) in zip(grads, self._out_meta)]
+        if self._materialize:  # outputs that are not Tensors get None, as in PyTorch
+            grads = [_wrap(mx.zeros(*m)) if g is None and m is not None else g
+                     for g, m in zip(grads, self._out_meta)]
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -153,6 +155,9 @@ class Function(metaclass=_FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        setup = _has_setup_context(cls)
+        if setup:  # setup_context sees every input of forward, defaults included (PyTorch binds them too)
+            args, kwargs = _bind_defaults(cls, args, kwargs)
         ctx = cls._backward_cls()
         is_tensor = [isinstance(a, Tensor) for a in args]
         ctx._input_is_tensor = is_tensor
@@ -161,32 +166,37 @@ class Function(metaclass=_FunctionMeta):
         if not record and gm.state.mlx_transform_depth:
             return _apply_in_mlx_transform(cls, args, kwargs)
         with gm.no_grad():
-            if _has_setup_context(cls):
+            if setup:
                 raw = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, raw)
             else:
                 raw = cls.forward(ctx, *args, **kwargs)
         outputs = raw if isinstance(raw, tuple) else (raw,)
-        if not record:
-            return raw
-        ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
+        if record:
+            ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
         ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
         wrapped = []
         for nr, o in enumerate(outputs):
-            if not isinstance(o, Tensor):
+            if not isinstance(o, Tensor):  # passed through; its gradient slot is always None
+                ctx._out_meta.append(None)
                 wrapped.append(o)
                 continue
             ctx._out_meta.append((o._st.data.shape, o._st.data.dtype))
-            if id(o) in ctx._dirty:  # modified in place by forward (which bumped its version): it becomes the output
-                out = o
-            elif id(o) in ids_in:  # an input returned as is: a new alias, as PyTorch does
+            as_is = id(o) in ids_in and id(o) not in ctx._dirty
+            if as_is:  # an input returned as is: a new alias, as PyTorch does
                 out = _wrap(o._st.data)
                 out._st = o._st
-            else:
+            else:  # a new tensor, or an input forward modified in place (mark_dirty): it becomes the output
                 out = o
-            if id(o) not in ctx._non_diff and can_require_grad(o.dtype):
+            view = as_is or (id(o) not in ctx._dirty and o._extra is not None and o._extra.view_of is not None)
+            if record and id(o) not in ctx._non_diff and can_require_grad(o.dtype):
                 out._fn, out._nr, out._rg = ctx, nr, True
+            # writing into such a view in place would bypass this Function's backward: Tensor._inplace refuses it
+            if view and (not record or id(o) not in ctx._non_diff):
+                out._ex().fn_view = (cls.__name__, nr) if out._fn is ctx else True
             wrapped.append(out)
+        if not record:
+            return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
         ctx.num_outputs = len(ctx._out_meta)
         ctx._saved_versions = tuple(None if t is None else t._st.version for t in ctx._saved)
         return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
@@ -278,6 +288,17 @@ def _apply_in_mlx_transform(cls, args, kwargs):
     outs = f(*[args[i]._st.data for i in positions])
     wrapped = [_wrap(o) for o in as_tuple(outs)]
     return tuple(wrapped) if structure and structure[0] else wrapped[0]
+
+
+def _bind_defaults(cls, args: tuple, kwargs: dict) -> tuple:
+    """``(args, kwargs)`` for ``cls.forward`` with its default arguments filled in (PyTorch's bind_default_args)."""
+    sig = cls.__dict__.get("_forward_signature")
+    if sig is None:
+        sig = inspect.signature(cls.forward)
+        cls._forward_signature = sig  # per class: binding on every apply must not re-inspect
+    bound = sig.bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _has_setup_context(cls) -> bool:

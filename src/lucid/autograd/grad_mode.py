@@ -139,7 +139,8 @@ class set_grad_enabled(_Mode):
 
 class inference_mode(_Mode):
     """Like ``no_grad``, and tensors made inside are inference tensors that may not enter recorded graphs later.
-    ``inference_mode(False)`` changes nothing."""
+    ``inference_mode(False)`` switches inference mode off and recording on, even inside ``inference_mode()`` or
+    ``no_grad()`` (PyTorch's InferenceMode(false) sets grad mode to ``not mode``)."""
 
     def __new__(cls, mode=True):
         if callable(mode):  # @inference_mode, or inference_mode(mode=func) as PyTorch allows
@@ -152,9 +153,8 @@ class inference_mode(_Mode):
         self.mode = mode
 
     def _enter(self):
-        if self.mode:
-            state.grad = False
-            state.inference = True
+        state.grad = not self.mode
+        state.inference = bool(self.mode)
 
     def clone(self):
         return inference_mode(self.mode)

@@ -26,20 +26,27 @@ def _differentiable_outputs(out) -> list:
 
 
 def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
-    """J[o][k]: (numel of output o) x (numel of input idx[k]) by central differences."""
+    """J[o][k]: (numel of output o) x (numel of input idx[k]) by central differences.
+
+    The inputs themselves are perturbed (their value replaced, then restored; no version bump), as PyTorch does:
+    a function that also reads an input through a closure or an alias sees the perturbation too."""
     base = [to_numpy(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
 
     def run(i, flat_j, delta):
-        args = []
-        for n, t in enumerate(inputs):
-            if n == i:
-                a = base[n].copy()
-                a.reshape(-1)[flat_j] += delta
-                args.append(_wrap(mx.array(a, dtype=t.dtype), rg=t.requires_grad))
-            else:
-                args.append(t)
-        # grad mode stays on: gradgradcheck's function differentiates inside
-        return [to_numpy(o._st.data, dtype=np.float64).reshape(-1) for o in _differentiable_outputs(func(*args))]
+        st = saved = None
+        if i >= 0:
+            st = inputs[i]._st
+            saved = st.data
+            a = base[i].copy()
+            a.reshape(-1)[flat_j] += delta
+            st.data = mx.array(a, dtype=saved.dtype)
+        try:
+            # grad mode stays on: gradgradcheck's function differentiates inside
+            return [to_numpy(o._st.data, dtype=np.float64).reshape(-1)
+                    for o in _differentiable_outputs(func(*inputs))]
+        finally:
+            if st is not None:
+                st.data = saved
 
     sizes = [o.size for o in run(-1, 0, 0.0)]  # output sizes (i = -1 perturbs nothing)
     jac = [[np.zeros((m, base[i].size)) for i in idx] for m in sizes]

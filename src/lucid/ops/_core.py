@@ -18,7 +18,8 @@ made of lucid ops. One rule per op serves reverse mode, forward mode and every h
   {i: (j, ...)}  as "args", but argument i's value is needed only for the gradients of arguments j, so it is
           version-checked only when one of those requires grad (PyTorch's mm saves mat2 only when mat1 requires
           grad: a Linear on data survives optimizer.step() between two backwards); an argument not listed (a bias)
-          is never checked.
+          is never checked. ``SAVES_INDEX`` (``{}``) checks none: the indexing ops, whose PyTorch nodes save only
+          their index tensors.
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
 """
 from __future__ import annotations
@@ -32,10 +33,13 @@ import mlx.core as mx
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.graph import FREED_MESSAGE, Meta, Node, accumulator, node_recorded, watch as _watch
+from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Meta, Node, accumulator, node_recorded, watch as _watch
 
 _state = gm.state
 _NO_KWARGS: dict = {}  # never mutated
+# save= for the indexing ops (x[idx], x[idx] = v, gather, scatter, ...): PyTorch's node saves the index tensors, so a
+# second backward through it without retain_graph raises; no argument's value is read, so no version is checked
+SAVES_INDEX: dict = {}  # never mutated
 _new = object.__new__
 
 
@@ -134,6 +138,12 @@ class OpNode(Node):
                 expected = vs[i] if vs is not None else 0
                 if a._st.version != expected:
                     _version_error(a, a._st.version, expected)
+                if a._fn is None:  # saved with a grad_fn (its edge is not a leaf's), now without: detach_()
+                    e = self.next[i]
+                    if e is not None and type(e[0]) is not AccumulateGrad:
+                        raise RuntimeError(
+                            "Trying to use a saved tensor that has been detached in-place, i.e. with .detach_()."
+                            "This is not supported, please use out-of-place `.detach()` instead")
 
     # PyTorch exposes saved values as grad_fn._saved_<name>
     @property
@@ -203,6 +213,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     })
 
     save_args = cls.save_args
+    saves_values = save_args and save is not SAVES_INDEX  # inference tensors may not be saved; indexing saves none
 
     def op(*args, **kwargs):
         if kwargs and "out" in kwargs:  # rare: checked only when keywords are given at all
@@ -234,7 +245,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 arrays.append(ast.data)
                 if ast.version and save_args and versions is None:  # rare: an input was written in place
                     versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
-                if a._extra is not None and a._extra.inference and save_args:
+                if a._extra is not None and a._extra.inference and saves_values:
                     inference = True
                 if a._rg:
                     rg = True

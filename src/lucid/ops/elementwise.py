@@ -87,8 +87,12 @@ _add = defop("add", _binary(mx.add), vjp=(lambda g, ans, x, y: g, lambda g, ans,
 _sub = defop("sub", _binary(mx.subtract), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None)
 _rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a)),
               vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1")
-mul = defop("mul", _binary(mx.multiply), vjp=(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x))
-_div = defop("div", _binary(mx.divide), vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
+# each operand's value is needed only for the other's gradient (and y's for its own in div): as in PyTorch, `x * c`
+# with c not requiring grad does not check x's version, so x may be written in place before backward
+mul = defop("mul", _binary(mx.multiply), save={0: (1,), 1: (0,)},
+            vjp=(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x))
+_div = defop("div", _binary(mx.divide), save={0: (1,), 1: (0, 1)},
+             vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
 _div_rounded = defop("div", _binary(_int_division(_divide_rounded)), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
 floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide)), vjp=(_zeros, _zeros), save=None)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
@@ -132,15 +136,29 @@ def _pow_tensor_scalar_vjp(g, ans, x, e):
     return g * e * pow(x, e - 1)
 
 
+def _pow_base_vjp(g, ans, x, y):
+    # d/dx x**y = y x**(y-1): 0 at 0**0 (PyTorch), not 0 * inf. Masked with a safe base, so that the second
+    # derivative there is 0 too; only 0**0 is masked (PyTorch masks every y == 0, which zeroes the exact mixed
+    # second derivative 1/x).
+    zero = logical_and(eq(y, 0), eq(x, 0))
+    return where(zero, 0.0, g * y * pow(where(zero, 1.0, x), y - 1))
+
+
+def _rpow_exponent_vjp(g, ans, base, x):
+    # d/dx base**x = base**x log(base); with base 0 it is 0 where x >= 0 (PyTorch's convention: no 1 * -inf at
+    # x == 0) and -inf where x < 0
+    if base == 0:
+        return where(ge(x, 0), 0.0, g * -math.inf)
+    return g * ans * math.log(base) if base > 0 else g * ans * math.nan
+
+
 _pow_scalar = defop("pow", mx.power, vjp=(_pow_tensor_scalar_vjp,), node="PowBackward0")
 _pow_tensor = defop(
     "pow", _binary(mx.power), save="both", node="PowBackward1",
-    vjp=(lambda g, ans, x, y: g * y * pow(x, y - 1),
+    vjp=(_pow_base_vjp,
          # d/dy x**y = x**y log x, taken as 0 where x == 0 and y >= 0 (PyTorch's convention: no 0 * -inf)
          lambda g, ans, x, y: where(logical_and(eq(x, 0), ge(y, 0)), 0.0, g * ans * log(x))))
-_rpow = defop("pow", mx.power, save="both", node="PowBackward2",
-              vjp=(None, lambda g, ans, base, x: g * ans * math.log(base) if base > 0 else
-                   where(eq(ans, 0), 0.0, g * ans * log(_wrap(mx.array(base, ans.dtype))))))
+_rpow = defop("pow", mx.power, save="both", node="PowBackward2", vjp=(None, _rpow_exponent_vjp))
 
 
 def pow(input, exponent) -> Tensor:  # noqa: A001  (PyTorch's name)
@@ -463,7 +481,7 @@ Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _
 # Inverse trigonometric and hyperbolic functions (MLX's float64 kernels are exact), erf and its relatives, and the
 # two-input functions PyTorch adds to numpy's set. Where PyTorch defines a value at a removable singularity (sinc at
 # 0, xlogy at x == 0) the VJP does too, and masks with a safe operand so that the masked branch cannot leak nan into
-# a second derivative; where PyTorch's gradient is nan (hypot and atan2 at the origin) so is lucid's.
+# a second derivative; where PyTorch's gradient is nan (hypot at the origin) so is lucid's.
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 
@@ -475,8 +493,18 @@ cosh = defop("cosh", mx.cosh, vjp=lambda g, ans, x: g * sinh(x))
 asinh = defop("asinh", mx.arcsinh, vjp=lambda g, ans, x: g * rsqrt(x * x + 1))
 acosh = defop("acosh", mx.arccosh, vjp=lambda g, ans, x: g * rsqrt(x * x - 1))
 atanh = defop("atanh", mx.arctanh, vjp=lambda g, ans, x: g / (1 - x * x))
-atan2 = defop("atan2", _binary(mx.arctan2), vjp=(lambda g, ans, y, x: g * x / (x * x + y * y),
-                                                 lambda g, ans, y, x: -g * y / (x * x + y * y)))
+
+
+def _atan2_vjp(sign):
+    # d atan2(y, x) = (x dy - y dx) / (x^2 + y^2): 0 at the origin, as in PyTorch (a safe denominator, not 0/0)
+    def vjp(g, ans, y, x):
+        r2 = x * x + y * y
+        zero = eq(r2, 0)
+        return where(zero, 0.0, g * (x if sign > 0 else -y) / where(zero, 1.0, r2))
+    return vjp
+
+
+atan2 = defop("atan2", _binary(mx.arctan2), vjp=(_atan2_vjp(1), _atan2_vjp(-1)))
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 
 erf = defop("erf", _f64.by_dtype(mx.erf, _f64.erf), vjp=lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))

@@ -29,7 +29,7 @@ from .._checks import checked_index, is_known, mark_known, watch
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
-from ._core import data, defop, methods
+from ._core import SAVES_INDEX, data, defop, methods
 from .elementwise import where
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
 
@@ -63,10 +63,10 @@ def _cleared_part(g, ans, base, v, key):
 _ADD_VJPS = (_passed_part, _gather_part)
 _PUT_VJPS = (_cleared_part, _gather_part)
 
-_index = defop("index", _take, vjp=_index_vjp, save=None)
-_index_select = defop("index_select", _take, vjp=_index_vjp, save=None)
-_index_add = defop("index_put", _add_at, vjp=_ADD_VJPS, save=None)
-_index_put = defop("index_put", _put, vjp=_PUT_VJPS, save=None)
+_index = defop("index", _take, vjp=_index_vjp, save=SAVES_INDEX)
+_index_select = defop("index_select", _take, vjp=_index_vjp, save=SAVES_INDEX)
+_index_add = defop("index_put", _add_at, vjp=_ADD_VJPS, save=SAVES_INDEX)
+_index_put = defop("index_put", _put, vjp=_PUT_VJPS, save=SAVES_INDEX)
 
 
 # ---------------------------------------------------------------------------------------------------- reading keys
@@ -363,8 +363,8 @@ def _masked_fill_fwd(a, mask, value):
     return mx.where(mask, value.astype(a.dtype) if isinstance(value, mx.array) else mx.array(value, a.dtype), a)
 
 
-# the mask is passed as an MLX array, so the node keeps it after release (it keeps only shapes of tensors)
-_masked_fill = defop("masked_fill", _masked_fill_fwd, save=None,
+# the mask is passed as an MLX array; PyTorch's node saves it, so a second backward without retain_graph raises
+_masked_fill = defop("masked_fill", _masked_fill_fwd, save=SAVES_INDEX,
                      vjp=(lambda g, ans, x, mask, value: where(mask, 0.0, g), None,
                           lambda g, ans, x, mask, value: where(mask, g, 0.0).sum()))
 
@@ -441,25 +441,25 @@ def _gathered_along(g, ans, base, v, idx, d):
     return _gather(g, idx, d)
 
 
-_gather = defop("gather", _take_along, save=None,
+_gather = defop("gather", _take_along, save=SAVES_INDEX,
                 vjp=lambda g, ans, x, idx, d: _scatter_add(zeros_for(x.shape, g), g, idx, d))
-_scatter = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=None)
-_scatter_value = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=None,
+_scatter = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=SAVES_INDEX)
+_scatter_value = defop("scatter", _along(_put_along), vjp=(_cleared_along, _gathered_along), save=SAVES_INDEX,
                        node="ScatterBackward1")
-_scatter_add = defop("scatter_add", _along(_add_along), vjp=(lambda g, *_: g, _gathered_along), save=None)
+_scatter_add = defop("scatter_add", _along(_add_along), vjp=(lambda g, *_: g, _gathered_along), save=SAVES_INDEX)
 # PyTorch has no derivative for scatter(..., reduce="multiply") either; MLX has no multiply along an axis
 _scatter_mul = defop("scatter", _along(lambda part, v, idx, d: part.at[_along_key(idx, d)].multiply(v)), save=None,
                      node="NotImplemented")
-_index_add_op = defop("index_add", _add_at, vjp=_ADD_VJPS, save=None)
-_index_copy = defop("index_copy", _put, vjp=_PUT_VJPS, save=None)
-_index_fill = defop("index_fill", _put, vjp=_PUT_VJPS, save=None)
+_index_add_op = defop("index_add", _add_at, vjp=_ADD_VJPS, save=SAVES_INDEX)
+_index_copy = defop("index_copy", _put, vjp=_PUT_VJPS, save=SAVES_INDEX)
+_index_fill = defop("index_fill", _put, vjp=_PUT_VJPS, save=SAVES_INDEX)
 
 
 def _take_flat_vjp(g, ans, x, key):
     return _index_add(zeros_for((x.numel(),), g), g, key).reshape(x.shape)
 
 
-_take_flat = defop("take", lambda a, key: a.reshape(-1)[key], vjp=_take_flat_vjp, save=None)
+_take_flat = defop("take", lambda a, key: a.reshape(-1)[key], vjp=_take_flat_vjp, save=SAVES_INDEX)
 
 _SCALAR_NAMES = {mx.float64: "Double", mx.float32: "Float", mx.float16: "Half", mx.bfloat16: "BFloat16",
                  mx.int64: "Long", mx.int32: "Int", mx.int16: "Short", mx.int8: "Char", mx.uint8: "Byte",

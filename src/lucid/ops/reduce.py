@@ -326,8 +326,10 @@ def _var_vjp(g, ans, x, axes, dof, keepdim):
 
 
 def _std_vjp(g, ans, x, axes, dof, keepdim):
-    # d std = d var / (2 std); a constant input has std 0 and a nan gradient, as in PyTorch
-    return _kept(g / ans, x.shape, axes, keepdim) * _centered(x, axes) / dof
+    # d std = d var / (2 std); where std is 0 (a constant input) the gradient is 0, as in PyTorch's std_backward
+    # (a safe denominator, so the second derivative there is 0 too, not 0 * inf)
+    zero = eq(ans, 0)
+    return _kept(where(zero, 0.0, g / where(zero, 1.0, ans)), x.shape, axes, keepdim) * _centered(x, axes) / dof
 
 
 _var = defop("var", _var_fwd, vjp=_var_vjp)

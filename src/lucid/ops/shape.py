@@ -23,7 +23,7 @@ from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import Node, edge_of
-from ._core import defop, methods
+from ._core import SAVES_INDEX, defop, methods
 
 _FULL = slice(None)
 _ALL = (Ellipsis,)  # the basic key that takes (or writes) the whole tensor
@@ -81,7 +81,7 @@ _SLICES = {n: defop("slice", _take, vjp=_slices_vjp, save=None, node=n)
            for n in ("SelectBackward0", "SliceBackward0", "UnsqueezeBackward0", "AliasBackward0")}
 
 # x with x[key] replaced by v (PyTorch's node for a write into a slice of a tensor is CopySlices)
-put_slices = defop("copy_slices", _put, save=None, node="CopySlices",
+put_slices = defop("copy_slices", _put, save=SAVES_INDEX, node="CopySlices",
                    vjp=(lambda g, ans, base, v, key: put_slices(g, 0, key),
                         lambda g, ans, base, v, key: take_slices(g, key)))
 

@@ -98,10 +98,15 @@ class _BackwardHookState:
         return grads
 
     def run_hooks(self, grad_input: tuple) -> tuple:
+        if self.grad_output is None:
+            # the gradient reached the module's inputs without passing through its outputs: a double backward
+            # through the first backward's graph. The hooks ran for that backward already (as in PyTorch).
+            return grad_input
         for hook in self.hooks:
             result = hook(self.module, grad_input, self.grad_output)
             if result is not None:
                 grad_input = _check_hook_result(result, grad_input, "backward hook")
+        self.grad_output = None
         return grad_input
 
 
