@@ -218,7 +218,7 @@ def test_lstm_lm_tied():
     assert [k for k, _ in keys_and_shapes(model)] == [k for k, _ in word_language_model(13, 6, 6, 2)]
     with pytest.raises(ValueError, match="nhid must be equal to emsize"):
         lstm_lm(13, ninp=6, nhid=5, tie_weights=True)
-    with pytest.raises(ValueError, match="options are"):
+    with pytest.raises(ValueError, match="rnn_type must be one of"):
         RNNModel("LSTMX", 13, 6, 6, 1)
 
 

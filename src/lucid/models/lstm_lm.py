@@ -26,11 +26,10 @@ class RNNModel(nn.Module):
                  tie_weights: bool = False):
         super().__init__()
         if rnn_type not in _RNN_TYPES:
-            raise ValueError(f"An invalid option for `--model` was supplied, options are "
-                             f"{sorted(_RNN_TYPES)}, got {rnn_type!r}")
+            raise ValueError(f"rnn_type must be one of {sorted(_RNN_TYPES)}, got {rnn_type!r}")
         if tie_weights and nhid != ninp:
             raise ValueError("When using the tied flag, nhid must be equal to emsize")
-        self.ntoken = ntoken
+        self.rnn_type, self.ntoken, self.nhid, self.nlayers = rnn_type, ntoken, nhid, nlayers
         self.drop = nn.Dropout(dropout)
         self.encoder = nn.Embedding(ntoken, ninp)
         if rnn_type in ("LSTM", "GRU"):
@@ -42,7 +41,6 @@ class RNNModel(nn.Module):
         if tie_weights:
             self.decoder.weight = self.encoder.weight
         self.init_weights()
-        self.rnn_type, self.nhid, self.nlayers = rnn_type, nhid, nlayers
 
     def init_weights(self) -> None:
         initrange = 0.1
