@@ -127,6 +127,24 @@ def test_eval_reports_the_checkpoints_metric(tmp_path, capsys):
     assert reported["test_acc"] == pytest.approx(json.loads((out / "config.json").read_text())["result"]["test_acc"])
 
 
+def test_sample_generates_text_and_images(tmp_path, capsys):
+    lm, vae = tmp_path / "gpt", tmp_path / "vae"
+    assert _train("gpt", "--steps", "2", "--out", str(lm)) == 0
+    assert (lm / "samples.txt").read_text().count("\n") > 2
+    capsys.readouterr()
+    assert main(["sample", "gpt", "--from", str(lm), "--prompt", "ROMEO:", "--length", "20", "--top-k", "5"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("ROMEO:") and len(text.rstrip("\n")) >= 26
+    assert main(["sample", "gpt", "--from", str(lm), "--prompt", "\u00e9"]) == 2
+    assert "outside the vocabulary" in capsys.readouterr().err
+    assert _train("vae", "--steps", "2", "--out", str(vae)) == 0
+    (vae / "samples.png").unlink()
+    assert main(["sample", "vae", "--from", str(vae), "--num", "16"]) == 0
+    assert _is_png(vae / "samples.png")
+    assert main(["sample", "vae", "--from", str(lm)]) == 2  # a gpt run
+    assert "holds a 'gpt' run, not 'vae'" in capsys.readouterr().err
+
+
 def test_unknown_model_lists_the_valid_ones(capsys):
     assert main(["train", "alexnet"]) == 2
     err = capsys.readouterr().err

@@ -213,17 +213,19 @@ class Trainer:
 
     def figures(self, say) -> None:
         plt = figures.pyplot()
+        recipe = self.recipe
         if plt is None:
-            say(f"matplotlib is not installed: skipped loss.png and {self.recipe.figure} ({figures.INSTALL_HINT})")
-            return
-        if self.rows:
+            skipped = "loss.png" + (f" and {recipe.figure}" if recipe.needs_matplotlib else "")
+            say(f"matplotlib is not installed: skipped {skipped} ({figures.INSTALL_HINT})")
+        elif self.rows:
             keys = list(dict.fromkeys(k for r in self.rows for k in r))
             train_keys = [k for k in keys if k.startswith("train_")]
             eval_keys = [k for k in keys if k.startswith("test_")]
             figures.loss_curves(plt, self.rows, train_keys, eval_keys, self.out / "loss.png",
-                                f"lucid train {self.recipe.name}")
-        with evaluation(self.modules):
-            self.recipe.draw(plt, self.out)
+                                f"lucid train {recipe.name}")
+        if plt is not None or not recipe.needs_matplotlib:
+            with evaluation(self.modules):
+                recipe.draw(plt, self.out)
 
     # ---------------------------------------------------------------------------------------------- training
     def log(self, losses: dict, count: int, metrics: dict | None) -> None:

@@ -24,6 +24,7 @@ class Recipe:
     metric = ""          # the headline key of evaluate()'s dict
     higher_is_better = True
     figure = ""          # the model's own figure file
+    needs_matplotlib = True  # False where the figure is text (samples.txt)
     steps = 1000         # default total steps
     steps_per_epoch = 100  # for --epochs (recipes on a fixed dataset set it from the data)
     batch_size = 64
