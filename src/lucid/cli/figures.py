@@ -23,6 +23,7 @@ def pyplot():
 def save(fig, path: Path) -> None:
     """Write ``fig`` to ``path`` through a temporary file (a stopped run never leaves half a PNG) and close it."""
     tmp = path.with_name(path.name + ".tmp")
+    fig.tight_layout()  # room for the titles, the suptitle included
     fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
     tmp.replace(path)
     fig.clear()
