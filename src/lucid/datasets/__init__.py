@@ -1,6 +1,10 @@
-"""lucid.datasets: the bundled UCI handwritten digits (``load_digits``) and readers for MNIST-format IDX files
-that users download themselves (``read_idx``, ``load_mnist``)."""
+"""lucid.datasets: the bundled UCI handwritten digits (``load_digits``) and tiny Shakespeare
+(``load_tinyshakespeare``), generated shape images (``make_shapes``), and readers for MNIST-format IDX files that
+users download themselves (``read_idx``, ``load_mnist``)."""
 from ._digits import Bunch, load_digits
+from ._shakespeare import CharCorpus, load_tinyshakespeare
+from ._shapes import SHAPE_CLASSES, make_shapes
 from .idx import load_mnist, parse_idx, read_idx
 
-__all__ = ["Bunch", "load_digits", "load_mnist", "parse_idx", "read_idx"]
+__all__ = ["Bunch", "CharCorpus", "SHAPE_CLASSES", "load_digits", "load_mnist", "load_tinyshakespeare",
+           "make_shapes", "parse_idx", "read_idx"]

@@ -1,0 +1,132 @@
+"""Image classifiers: mlp and lenet5 on the bundled 8x8 digits, resnet18 (small-input stem) and vit on generated
+32x32 shapes. Cross-entropy, Adam at a constant rate, test accuracy; the figure is a grid of test images with
+their predictions (predictions.png)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import lucid
+import lucid.nn.functional as F
+
+from ... import models
+from .. import figures
+from . import base
+from .base import Recipe
+
+
+class Classifier(Recipe):
+    metric = "test_acc"
+    figure = "predictions.png"
+    class_names: list[str] = []
+
+    def images_and_labels(self) -> tuple:
+        """All examples: images (n, C, H, W) in [0, 1], int64 labels (n,)."""
+        raise NotImplementedError
+
+    def load_data(self) -> None:
+        images, labels = self.images_and_labels()
+        train, test = base.split(len(labels), 0.8, self.seed)
+        self.x_train, self.y_train = images[lucid.tensor(train)], labels[lucid.tensor(train)]
+        self.x_test, self.y_test = images[lucid.tensor(test)], labels[lucid.tensor(test)]
+        self.steps_per_epoch = len(train) // self.batch_size
+
+    def batch(self, step: int) -> tuple:
+        idx = lucid.tensor(self.epoch_indices(step, len(self.y_train)))
+        return self.x_train[idx], self.y_train[idx]
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.model(x), y)
+
+    def train_step(self, x, y) -> dict:
+        return self.simple_step(self.loss, x, y)
+
+    def evaluate(self) -> dict[str, float]:
+        acc, self._predicted = base.accuracy(self.model, self.x_test, self.y_test)
+        return {"test_acc": acc}
+
+    def draw(self, plt, out: Path) -> None:
+        acc = self.evaluate()["test_acc"]
+        n = 32
+        figures.predictions(plt, self.x_test[:n].numpy(), self._predicted[:n].tolist(),
+                            self.y_test[:n].numpy().tolist(), self.class_names, out / self.figure,
+                            f"{self.name}: the first {n} test images, predicted (true) - test accuracy {acc:.3f}")
+
+
+class DigitsClassifier(Classifier):
+    data = "bundled digits (1797 8x8, 80/20 split)"
+    class_names = [str(d) for d in range(10)]
+    lr = 3e-3
+    batch_size = 32
+    eval_every = 200
+
+    def images_and_labels(self) -> tuple:
+        digits = lucid.datasets.load_digits()
+        return digits.images.reshape(-1, 1, 8, 8) / 16.0, digits.target  # pixel values are 0..16
+
+
+class MLP(DigitsClassifier):
+    name = "mlp"
+    summary = "multilayer perceptron 64-128-64-10 on the bundled 8x8 digits"
+    target = "test accuracy >= 0.95"
+    steps = 1000
+
+    def default_config(self) -> dict:
+        return {"in_features": 64, "hidden": [128, 64], "num_classes": 10}
+
+    def build(self) -> dict:
+        return {"model": models.mlp(**self.config)}
+
+
+class LeNet5(DigitsClassifier):
+    name = "lenet5"
+    summary = "LeNet-5 (conv1, conv2, fc1-fc3) on the bundled 8x8 digits"
+    target = "test accuracy >= 0.95"
+    steps = 1000
+
+    def default_config(self) -> dict:
+        return {"num_classes": 10, "in_channels": 1, "input_size": 8}
+
+    def build(self) -> dict:
+        return {"model": models.lenet5(**self.config)}
+
+
+class ShapesClassifier(Classifier):
+    data = "generated shapes (make_shapes: 6 classes, 32x32 RGB; 80/20 split)"
+    class_names = lucid.datasets.SHAPE_CLASSES
+    lr = 1e-3
+    batch_size = 64
+    eval_every = 100
+    n_images = 4000
+
+    def images_and_labels(self) -> tuple:
+        return lucid.datasets.make_shapes(self.n_images, size=32, seed=self.seed)
+
+
+class ResNet18(ShapesClassifier):
+    name = "resnet18"
+    summary = "ResNet-18 (torchvision keys; 3x3 stem, no max-pool, width 16) on generated 32x32 shapes"
+    target = "test accuracy >= 0.90"
+    steps = 300
+
+    def default_config(self) -> dict:
+        return {"num_classes": 6, "small_input": True, "in_channels": 3, "width": 16}
+
+    def build(self) -> dict:
+        return {"model": models.resnet18(**self.config)}
+
+
+class ViT(ShapesClassifier):
+    name = "vit"
+    summary = "Vision Transformer (4x4 patches, class token, pre-norm, depth 4) on generated 32x32 shapes"
+    target = "test accuracy >= 0.80"
+    steps = 600
+
+    def default_config(self) -> dict:
+        return {"image_size": 32, "patch_size": 4, "num_classes": 6, "dim": 64, "depth": 4, "heads": 4,
+                "mlp_dim": 128, "channels": 3}
+
+    def build(self) -> dict:
+        return {"model": models.vit(**self.config)}
+
+
+RECIPES = [MLP, LeNet5, ResNet18, ViT]
