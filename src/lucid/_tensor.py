@@ -2,7 +2,8 @@
 
 The array lives in a ``Storage`` box that ``detach()`` and ``.data`` share, so an in-place write through one of
 them shows through the other (MLX arrays are immutable; "in place" means the box gets a new array). The box also
-carries the version counter that backward checks saved tensors against.
+carries the version counter that backward checks saved tensors against. Views, which share their base's data and
+counter as in PyTorch, are described in ``lucid._views``.
 
 Operators and methods (``x + y``, ``x.sum()``) are attached by the op modules in ``lucid.ops``: each op is
 declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
@@ -16,15 +17,12 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
-from . import _checks, _dtype, _threads
+from . import _checks, _dtype, _threads, _views
 from .autograd import grad_mode as gm
+from ._views import SharedStorage, Storage, counter_of, info_of
 from .autograd.graph import RemovableHandle, _Hooks, accumulator, add_hook
 
 _new = object.__new__
-
-
-class Storage:
-    __slots__ = ("data", "version")
 
 
 class _Extra:
@@ -35,7 +33,7 @@ class _Extra:
     def __init__(self):
         self.retains_grad = False
         self.post_hooks = None  # {key: fn(tensor)} after .grad accumulation (leaves)
-        self.view_of = None  # (base, write_back(base, value) -> new base) for views that write through
+        self.view_of = None  # a _views.ViewInfo: how this view was taken of its base
         self.inference = False
         self.data_alias = False  # `.data`: in-place writes do not bump the version counter
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
@@ -141,6 +139,7 @@ def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     st = _new(Storage)
     st.data = arr
     st.version = 0
+    st.views = None
     t = _new(Tensor)
     t._st = st
     t._rg = rg
@@ -394,7 +393,7 @@ class Tensor:
         else:
             g = self._grad
             g._st.data = mx.zeros_like(g._st.data)
-            g._st.version += 1
+            after_write(g._st, True)
 
     @property
     def retains_grad(self) -> bool:
@@ -439,13 +438,16 @@ class Tensor:
         backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
-        """A tensor that shares this one's data and version counter and is cut off from the graph."""
+        """A tensor that shares this one's data and version counter and is cut off from the graph (of a view: a
+        view without history, so that it keeps seeing and writing its base's memory)."""
         t = _wrap(self._st.data)
+        if self._extra is not None and self._extra.view_of is not None:
+            return _views.make_view(t, self, None, None, alias=True)
         t._st = self._st
         return t
 
     def detach_(self) -> "Tensor":
-        if self._extra is not None and self._extra.view_of is not None:
+        if self._is_view():
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
@@ -465,45 +467,82 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor"):
-        st = _new(Storage)
+        """New data in a new storage (the views taken so far keep the old one) with the same version counter."""
+        old = self._st
+        st = _new(SharedStorage)
         st.data = value._st.data if isinstance(value, Tensor) else mx.array(value)
-        st.version = self._st.version
+        st.views = None
+        st.counter = counter_of(old)
         self._st = st
+        if old.views is not None:  # views taken of this tensor write into the old storage from now on
+            stand_in = _wrap(old.data)
+            stand_in._st = old
+            for v in old.views.prune():
+                info = v._extra.view_of
+                if info.base is self:
+                    info.base = stand_in
+
+    def _is_view(self) -> bool:
+        info = info_of(self)
+        return info is not None and not info.alias
+
+    @property
+    def _base(self):
+        """The tensor this view was taken of (the first one that is no view); None for a tensor that is no view."""
+        return _views.root_tensor(self)
 
     def is_inference(self) -> bool:
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place
-    def _inplace(self, compute, via_view: bool = False) -> "Tensor":
+    def _inplace(self, compute, via_view: bool = False, bump: bool = True) -> "Tensor":
         """Replace this tensor's value by ``compute(old)``, where ``compute`` is built from lucid ops.
 
         With recording on, ``old`` is a fresh alias of the current value (same grad_fn), so the graph sees the
-        value before the write, and this tensor takes the result's grad_fn. The version counter goes up, so nodes
-        that saved this tensor notice. A view writes its new value back into its base (``view_of``)."""
+        value before the write, and this tensor takes the result's grad_fn. The version counter goes up (unless
+        ``bump`` is False: a write through ``.data``), so nodes that saved this tensor notice. A view writes its new
+        value into its base, and a write to a storage re-derives the live views of it (lucid._views)."""
         self._check_inplace(via_view)
         recording = gm.state.grad
+        ex = self._extra
+        view = ex.view_of if ex is not None else None
         if recording:
-            old = _wrap(self._st.data, self._fn, self._rg, self._nr)
+            if view is not None and view.grad:
+                old = _views.fresh_value(self)
+            else:
+                old = _wrap(self._st.data, self._fn, self._rg, self._nr)
             new = compute(old)
         else:
             new = compute(self)
         new = self._conform_inplace(new)
-        ex = self._extra
-        if ex is not None and ex.view_of is not None:
-            base, write_back = ex.view_of
-            base._inplace(lambda b: write_back(b, new), via_view=True)
+        bump = bump and (ex is None or not ex.data_alias)
+        if view is not None:
+            if view.alias:  # no history: the root's memory changes, unrecorded
+                root = view.root
+                with gm.no_grad():
+                    root.data = _views.write_through(root.data, view.steps, new, _wrap)
+                after_write(root, bump)
+                evaluate_later(self, write=True)
+            else:  # the base's write re-derives every live view of the root, this one included
+                view.base._inplace(lambda b: view.steps[-1][1](b, new), via_view=True, bump=bump)
+                if recording and new._fn is not None:  # a saved output is this view, at its new version
+                    new._fn.rebind_output(self._st)
+            return self
         st = self._st
         st.data = new._st.data
-        if ex is None or not ex.data_alias:
-            st.version += 1
         if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
+            after_write(st, bump)
             evaluate_later(self, write=True)
             return self
+        if bump:  # before rebind_output: a node saving this output expects its new version
+            st.version += 1
+        regraph = new._fn is not None or self._fn is not None
         if new._fn is not None:
-            self._fn, self._nr, self._rg = new._fn, new._nr, True
+            _views.rebind_grad_fn(self, new._fn, new._nr, True)
             new._fn.rebind_output(st)
         elif self._fn is not None:  # the new value depends on nothing that requires grad
-            self._fn, self._nr, self._rg = None, 0, False
+            _views.rebind_grad_fn(self, None, 0, False)
+        after_write(st, False, regraph)
         return self
 
     def _check_inplace(self, via_view: bool):
@@ -519,8 +558,11 @@ class Tensor:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if ex is not None and ex.view_of is not None:
-            ex.view_of[0]._check_inplace(True)
+        view = ex.view_of if ex is not None else None
+        if view is not None and not view.alias:
+            if view.error is not None and view.grad:
+                raise RuntimeError(view.error)
+            view.base._check_inplace(True)
 
     def _conform_inplace(self, new: "Tensor") -> "Tensor":
         a, b = self._st.data, new._st.data
@@ -536,9 +578,18 @@ class Tensor:
             new._st.data = b.astype(a.dtype)
         return new
 
-    def _set_view_of(self, base: "Tensor", write_back) -> "Tensor":
-        self._ex().view_of = (base, write_back)
-        return self
+    def _set_view_of(self, base: "Tensor", fn, write_back, error: str | None = None) -> "Tensor":
+        """Make this tensor, the result of ``fn(base)``, a view of ``base`` (lucid._views); ``error``: why an
+        in-place write through it is refused."""
+        return _views.make_view(self, base, fn, write_back, error)
 
 
-__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator"]
+def after_write(st: Storage, bump: bool, regraph: bool = False) -> None:
+    """``st`` has just been given a new array: bump its version, re-derive its live views."""
+    if bump:
+        st.version += 1
+    if st.views is not None:
+        _views.refresh(st, regraph, _wrap)
+
+
+__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator", "after_write"]

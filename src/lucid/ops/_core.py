@@ -202,6 +202,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     def op(*args, **kwargs):
         st = _new(Storage)
         st.version = 0
+        st.views = None
         out = _new(Tensor)
         out._st = st
         out._nr = 0

@@ -1,0 +1,385 @@
+"""Views as in PyTorch (lucid._views): a view sees later writes to its base, shares its base's version counter,
+and its grad_fn follows writes to the base; writes through views (and through detach()/.data of views) reach the
+base. Gradients are checked against float64 finite differences or closed forms. The behaviours are those of
+PyTorch's test_autograd.py (test_inplace_on_view_*, test_version_counter, test_detach_base,
+test_retain_grad_inplace_over_view, test_tensor_hooks_inplace_over_view, the allow_mutation view tests)."""
+import gc
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.nn.functional as F
+from helpers import check_grads, leaf
+
+VERSION_ERROR = "modified by an inplace operation"
+
+
+# ---------------------------------------------------------------------------------------------------- values
+def test_view_sees_later_writes_to_its_base():
+    x = lucid.zeros(2, 3)
+    row = x[0]
+    col = x[:, 0]
+    flat = x.view(-1)
+    xt = x.t()
+    x[:, 0].mul_(2)  # a write through another view
+    x.add_(1)
+    np.testing.assert_array_equal(row.numpy(), [1, 1, 1])
+    x[:, 0].mul_(3)
+    np.testing.assert_array_equal(row.numpy(), [3, 1, 1])
+    np.testing.assert_array_equal(col.numpy(), [3, 3])
+    np.testing.assert_array_equal(flat.numpy(), [3, 1, 1, 3, 1, 1])
+    np.testing.assert_array_equal(xt.numpy(), [[3, 3], [1, 1], [1, 1]])
+
+
+def test_view_of_view_sees_writes_and_writes_through():
+    x = lucid.arange(12.0).reshape(3, 4)
+    inner = x[1:].narrow(1, 1, 2)  # a view of a view
+    x.mul_(2)
+    np.testing.assert_array_equal(inner.numpy(), [[10, 12], [18, 20]])
+    inner.zero_()
+    np.testing.assert_array_equal(x.numpy(), 2 * np.array([[0, 1, 2, 3], [4, 0, 0, 7], [8, 0, 0, 11]]))
+
+
+def test_split_pieces_and_diagonal_see_writes_to_the_base():
+    x = lucid.zeros(3, 3)
+    pieces = x.split(1)
+    diag = x.diagonal()
+    x.copy_(lucid.eye(3) * 5)
+    np.testing.assert_array_equal(pieces[1].numpy(), [[0, 5, 0]])
+    np.testing.assert_array_equal(diag.numpy(), [5, 5, 5])
+
+
+def test_detach_and_data_of_a_view_share_the_base_memory():
+    x = lucid.zeros(2, 2)
+    d = x[0].detach()
+    x.add_(1)
+    np.testing.assert_array_equal(d.numpy(), [1, 1])
+    d.mul_(4)  # writes into x
+    np.testing.assert_array_equal(x.numpy(), [[4, 4], [1, 1]])
+    v = x[1].data
+    v.fill_(7)
+    np.testing.assert_array_equal(x.numpy(), [[4, 4], [7, 7]])
+
+
+def test_detach_of_a_view_keeps_only_the_storage_alive():
+    x = lucid.ones(3)
+    x_ref = __import__("weakref").ref(x)
+    d = x[1:].detach()
+    del x
+    gc.collect()
+    assert x_ref() is None
+    np.testing.assert_array_equal(d.numpy(), [1, 1])
+
+
+def test_write_through_a_detached_view_of_a_leaf_is_unrecorded():
+    w = lucid.ones(3, requires_grad=True)
+    w[:2].detach().zero_()  # PyTorch allows this: no history, the leaf's memory changes
+    assert w.is_leaf and w.grad_fn is None
+    np.testing.assert_array_equal(w.detach().numpy(), [0, 0, 1])
+    (w * 2).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2, 2, 2])
+
+
+# ---------------------------------------------------------------------------------------------------- versions
+def test_view_shares_the_version_counter_of_its_base():
+    x = lucid.randn(1, 2)
+    x.add_(1).add_(1)
+    xz = x[:]
+    assert x._version == xz._version == 2
+    xz.add_(1)
+    assert x._version == xz._version == 3  # one write, one bump
+    saved = x._version
+    x.data = lucid.randn(2, 3)  # keeps the counter (and the view keeps sharing it)
+    assert x._version == saved
+    x.add_(1)
+    assert x._version == xz._version == saved + 1
+    xz.add_(1)
+    assert x._version == xz._version == saved + 2
+    np.testing.assert_array_equal(tuple(xz.shape), (1, 2))  # the view keeps the old storage
+
+
+def test_detach_shares_the_version_counter():
+    x = lucid.ones(3)
+    d = x.detach()
+    dv = x[0].detach()
+    d.add_(1)
+    assert x._version == d._version == dv._version == 1
+    dv.add_(1)
+    assert x._version == 2
+
+
+def test_saved_view_notices_a_write_to_its_base():
+    a = lucid.rand(2, 3, requires_grad=True)
+    b = a.clone()
+    c = b[:]
+    out = (c ** 2).sum()
+    b *= 2
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        out.backward()
+
+
+def test_saved_base_notices_a_write_through_its_view():
+    a = lucid.rand(2, 3, requires_grad=True)
+    b = a.clone()
+    c = b.view_as(b)
+    out = (b ** 2).sum()
+    c.sin_()
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        out.backward()
+
+
+def test_saved_output_of_an_inplace_view_op_notices_a_later_base_write():
+    x = lucid.rand(3, requires_grad=True).clone()
+    v = x[:2]
+    v.exp_()  # exp saves its output: the view
+    loss = x.sum()
+    del v
+    x.mul_(2)
+    with pytest.raises(RuntimeError, match=VERSION_ERROR):
+        loss.backward()
+
+
+# ---------------------------------------------------------------------------------------------------- autograd
+def test_inplace_on_view_backprop_base():
+    root = lucid.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    x.narrow(0, 0, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[2, 2], [1, 1]]
+
+
+def test_view_taken_before_a_write_backprops_through_it():
+    root = lucid.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    v1 = x.narrow(0, 0, 1)
+    v2 = x.narrow(0, 0, 1)
+    v1.mul_(2)
+    np.testing.assert_allclose(v2.detach().numpy(), 2 * root.detach().numpy()[:1], rtol=1e-6)
+    v2.sum().backward()
+    assert root.grad.tolist() == [[2, 2], [0, 0]]
+
+
+def test_inplace_on_view_of_view_backprop_base():
+    root = lucid.randn(2, 2, requires_grad=True)
+    x = root.clone()
+    x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[1, 2], [1, 1]]
+
+
+def test_inplace_on_view_of_non_contiguous_view():
+    root = lucid.ones(2, 3, 2)[:, :, 1].t().requires_grad_(True)
+    x = root.clone()
+    x.narrow(0, 0, 1).narrow(1, 1, 1).mul_(2)
+    x.sum().backward()
+    assert root.grad.tolist() == [[1, 2], [1, 1], [1, 1]]
+
+
+def test_inplace_on_view_gradcheck():
+    def func(root, b):
+        x = root.clone()
+        x.narrow(1, 2, 2).narrow(0, 1, 2).mul_(b)
+        x.narrow(1, 0, 2).narrow(0, 1, 2).mul_(b)
+        return x
+
+    check_grads(func, leaf(4, 4, seed=0), leaf(2, 2, seed=1))
+
+
+def test_inplace_on_view_makes_base_require_grad():
+    a, b = leaf(4, 4, seed=0, requires_grad=False), leaf(4, 2, seed=1)
+
+    def func(root, b):
+        x = root.clone()
+        assert not x.requires_grad
+        x.narrow(1, 2, 2).mul_(b)
+        assert x.requires_grad
+        return x
+
+    check_grads(func, a, b)
+
+
+def test_inplace_on_base_makes_earlier_view_require_grad():
+    def fn(r):
+        x = lucid.ones(5, dtype=lucid.float64)
+        v = x[1]
+        assert not v.requires_grad and v.grad_fn is None
+        x.add_(r)  # v now depends on r
+        assert v.requires_grad and v.grad_fn is not None
+        return v
+
+    check_grads(fn, leaf(1, seed=2))
+
+
+def test_base_write_rebases_earlier_views_gradient_closed_form():
+    # y = x * w elementwise, then x's view v is read: dv/dw = x[0]
+    w = lucid.tensor([3.0, 5.0], requires_grad=True)
+    x = lucid.tensor([[2.0, 7.0], [1.0, 1.0]])
+    v = x[0]
+    x.mul_(w)
+    v.sum().backward()
+    assert v.tolist() == [6.0, 35.0]
+    assert w.grad.tolist() == [2.0, 7.0]
+
+
+def test_inplace_on_view_backprop_view():
+    a = lucid.tensor([2.0, 5.0])
+    b = lucid.tensor([3.0], requires_grad=True)
+    res = a.narrow(0, 1, 1).mul_(b)
+    res.sum().backward()
+    assert b.grad.tolist() == [5.0]
+    assert not a.is_leaf and a.tolist() == [2.0, 15.0]  # a's history now holds the write
+
+
+def test_view_grad_fn_after_no_grad_write_to_leaf_base_reaches_the_leaf():
+    x = lucid.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    v = x[1:]
+    with lucid.no_grad():
+        x.mul_(2)  # an optimizer-style update
+    assert v.tolist() == [4.0, 6.0]
+    (v * v).sum().backward()
+    assert x.grad.tolist() == [0.0, 8.0, 12.0]  # d/dx of the new values, as in PyTorch
+
+
+def test_inplace_on_view_then_no_grad_graph_access():
+    a = lucid.ones(3, 1, dtype=lucid.float64, requires_grad=True)
+    c = (a * 2).view_as(a)
+    c[0][0] = 3
+    with lucid.no_grad():
+        c.grad_fn
+    c.sum().backward()
+    assert a.grad.tolist() == [[0.0], [2.0], [2.0]]
+
+
+def test_inplace_on_view_python_function():
+    class PyAdd(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            ctx.mark_dirty(x)
+            x.add_(y)
+            return x
+
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, grad
+
+    def func(root, b):
+        x = root.clone()
+        PyAdd.apply(x.narrow(1, 2, 2).narrow(0, 1, 2), b)
+        PyAdd.apply(x.narrow(1, 0, 2).narrow(0, 1, 2), b)
+        return x
+
+    check_grads(func, leaf(4, 4, seed=3), leaf(2, 2, seed=4))
+
+
+def test_retain_grad_moves_with_a_view_rebased_by_a_write():
+    base = lucid.tensor([1.0], requires_grad=True).clone()
+    view = base[:]
+    view2 = base[:]
+    view.retain_grad()
+    view2.retain_grad()
+    view.mul_(2)
+    (view + view2).sum().backward()
+    assert view.grad.tolist() == [1.0] and view2.grad.tolist() == [1.0]
+
+
+def test_tensor_hooks_registered_before_a_rebase_do_not_fire():
+    fired = []
+    base = lucid.tensor([1.0], requires_grad=True).clone()
+    view = base[:]
+    view2 = base[:]
+    view.register_hook(lambda g: fired.append("old view"))
+    view2.register_hook(lambda g: fired.append("old view2"))
+    view.mul_(2)
+    view2.register_hook(lambda g: fired.append(g.tolist()))
+    (view + view2).sum().backward()
+    assert fired == [[1.0]]
+
+
+def test_detaching_the_base_does_not_detach_its_view():
+    x = lucid.randn(10, 10, requires_grad=True)
+    view = x.narrow(0, 1, 4)
+    x.detach_()
+    assert not x.requires_grad
+    assert view.requires_grad and view.grad_fn is not None
+    assert view._base is x and view._is_view() and not x._is_view()
+    assert x[1:][0]._base is x and x.detach()._base is None
+
+
+def test_detach_inplace_on_a_view_raises():
+    x = lucid.randn(3, requires_grad=True).clone()
+    with pytest.raises(RuntimeError, match="Can't detach views in-place"):
+        x[:2].detach_()
+
+
+def test_inplace_on_view_of_leaf_raises_at_once():
+    x = lucid.zeros(1, requires_grad=True)
+    with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad is being used in an "
+                                           "in-place operation."):
+        x.view_as(x).add_(1)
+
+
+@pytest.mark.parametrize("make", [lambda t: t.unbind(), lambda t: t.split(1), lambda t: t.chunk(3),
+                                  lambda t: t[0].view_as(t[0]).unbind(), lambda t: t.view_as(t).unbind()])
+def test_inplace_on_multiple_output_views_raises(make):
+    x = lucid.arange(9.0).reshape(3, 3).requires_grad_().clone()
+    views = make(x)
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns multiple views"):
+        views[0].mul_(2)
+
+
+def test_multiple_output_view_of_view_raises():
+    a = lucid.rand(10, requires_grad=True).clone()
+    c = a.unbind(0)[0].view_as(a[0])
+    with pytest.raises(RuntimeError, match="multiple views"):
+        c.mul_(2)
+
+
+def test_inplace_relu_on_view_frees_the_graph():
+    dealloc = []
+
+    class Marker:
+        def __del__(self):
+            dealloc.append(1)
+
+    def run():
+        root = lucid.randn(3, 3, requires_grad=True)
+        copy = root.clone()
+        copy.grad_fn.register_hook(Marker())
+        F.relu(copy.view(9), inplace=True)
+
+    run()
+    gc.collect()
+    assert dealloc == [1]
+
+
+# ---------------------------------------------------------------------------------------------------- optimizers
+def test_optimizer_step_on_data_views_of_a_flat_buffer():
+    flat = lucid.zeros(5)
+    w = flat[:3].data.view(3).requires_grad_()  # parameters that live in one buffer
+    b = flat[3:].data.requires_grad_()
+    opt = lucid.optim.SGD([w, b], lr=0.5)
+    (w.sum() * 2 + b.sum()).backward()
+    opt.step()
+    np.testing.assert_array_equal(flat.numpy(), [-1, -1, -1, -0.5, -0.5])
+    flat.mul_(2)  # a write to the buffer shows in the parameters
+    np.testing.assert_array_equal(w.detach().numpy(), [-2, -2, -2])
+    np.testing.assert_array_equal(b.detach().numpy(), [-1, -1])
+
+
+def test_optimizer_step_shows_in_earlier_views_of_a_parameter():
+    lin = lucid.nn.Linear(2, 2)
+    row = lin.weight.detach()[0]
+    opt = lucid.optim.SGD(lin.parameters(), lr=1.0)
+    lin(lucid.ones(1, 2)).sum().backward()
+    before = lin.weight.detach().numpy().copy()
+    opt.step()
+    np.testing.assert_allclose(row.numpy(), before[0] - 1.0, rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------------------------------- cost
+def test_views_of_a_base_that_is_never_written_stay_bounded():
+    w = lucid.randn(4, 4)
+    for _ in range(1000):
+        w.t()  # a transient view per step, as Linear-like code takes
+    assert len(w._st.views.refs) <= 32
