@@ -383,3 +383,13 @@ def test_views_of_a_base_that_is_never_written_stay_bounded():
     for _ in range(1000):
         w.t()  # a transient view per step, as Linear-like code takes
     assert len(w._st.views.refs) <= 32
+
+
+def test_retain_grad_moves_with_a_tensor_written_in_place():
+    # the same rule as for views (_views.rebind_grad_fn): .grad is the gradient of the value after the writes
+    a = lucid.tensor([1.0], requires_grad=True).clone()
+    a.retain_grad()
+    a.mul_(2)
+    a.mul_(2)
+    a.sum().backward()
+    assert a.grad.tolist() == [1.0]
