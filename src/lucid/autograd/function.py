@@ -15,6 +15,7 @@ import mlx.core as mx
 
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
+from .._views import info_of, into_base
 from . import grad_mode as gm
 from .engine import _conform
 from .graph import FREED_MESSAGE, Node, edge_of
@@ -186,6 +187,8 @@ class Function(metaclass=_FunctionMeta):
                 out = o
             if id(o) not in ctx._non_diff and can_require_grad(o.dtype):
                 out._fn, out._nr, out._rg = ctx, nr, True
+                if out is o and id(o) in ctx._dirty:
+                    _record_write_through(out)
             wrapped.append(out)
         ctx.num_outputs = len(ctx._out_meta)
         ctx._saved_versions = tuple(None if t is None else t._st.version for t in ctx._saved)
@@ -199,6 +202,15 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+def _record_write_through(out: Tensor) -> None:
+    """``out``, an input that forward modified in place, is a view: forward's write reached its base unrecorded
+    (forward runs under no_grad), so record it now, as PyTorch's CopySlices does: the base's history then goes
+    through this Function (the value is already there, and the version was bumped by forward)."""
+    view = info_of(out)
+    if view is not None and view.grad:
+        view.base._inplace(lambda b: into_base(view, b, out), via_view=True, bump=False)
 
 
 # lucid.func runs user code inside MLX's transforms (mx.grad, mx.vjp, mx.jvp, mx.vmap); there a Function must
