@@ -2,7 +2,8 @@
 
 The array lives in a ``Storage`` box that ``detach()`` and ``.data`` share, so an in-place write through one of
 them shows through the other (MLX arrays are immutable; "in place" means the box gets a new array). The box also
-carries the version counter that backward checks saved tensors against.
+carries the version counter that backward checks saved tensors against. Views, which share their base's data and
+counter as in PyTorch, are described in ``lucid._views``.
 
 Operators and methods (``x + y``, ``x.sum()``) are attached by the op modules in ``lucid.ops``: each op is
 declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
@@ -16,15 +17,12 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
-from . import _checks, _dtype, _threads
+from . import _checks, _dtype, _threads, _views
 from .autograd import grad_mode as gm
+from ._views import SharedStorage, Storage, counter_of, info_of
 from .autograd.graph import RemovableHandle, _Hooks, accumulator, add_hook
 
 _new = object.__new__
-
-
-class Storage:
-    __slots__ = ("data", "version")
 
 
 class _Extra:
@@ -36,7 +34,7 @@ class _Extra:
     def __init__(self):
         self.retains_grad = False
         self.post_hooks = None  # {key: fn(tensor)} after .grad accumulation (leaves)
-        self.view_of = None  # (base, write_back(base, value) -> new base) for views that write through
+        self.view_of = None  # a _views.ViewInfo: how this view was taken of its base
         self.inference = False
         self.data_alias = False  # `.data`: in-place writes do not bump the version counter
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
@@ -145,6 +143,7 @@ def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     st = _new(Storage)
     st.data = arr
     st.version = 0
+    st.views = None
     t = _new(Tensor)
     t._st = st
     t._rg = rg
@@ -421,7 +420,7 @@ class Tensor:
         else:
             g = self._grad
             g._st.data = mx.zeros_like(g._st.data)
-            g._st.version += 1
+            after_write(g._st, True)
 
     @property
     def retains_grad(self) -> bool:
@@ -465,13 +464,16 @@ class Tensor:
         backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> "Tensor":
-        """A tensor that shares this one's data and version counter and is cut off from the graph."""
+        """A tensor that shares this one's data and version counter and is cut off from the graph (of a view: a
+        view without history, so that it keeps seeing and writing its base's memory)."""
         t = _wrap(self._st.data)
+        if self._extra is not None and self._extra.view_of is not None:
+            return _views.make_view(t, self, None, None, alias=True)
         t._st = self._st
         return t
 
     def detach_(self) -> "Tensor":
-        if self._extra is not None and self._extra.view_of is not None:
+        if self._is_view():
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
@@ -491,69 +493,134 @@ class Tensor:
 
     @data.setter
     def data(self, value: "Tensor"):
+        """New data in a new storage (the views taken so far keep the old one) with the same version counter."""
         if value is None:
             raise TypeError("Variable data has to be a tensor, but got NoneType")
         arr = value._st.data if isinstance(value, Tensor) else mx.array(value)
         if self._rg and not _dtype.can_require_grad(arr.dtype):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        st = _new(Storage)
+        old = self._st
+        st = _new(SharedStorage)
         st.data = arr
-        st.version = self._st.version
+        st.views = None
+        st.counter = counter_of(old)
         self._st = st
+        if old.views is not None:  # views taken of this tensor write into the old storage from now on
+            stand_in = _wrap(old.data)
+            stand_in._st = old
+            for v in old.views.prune():
+                info = v._extra.view_of
+                if info.base is self:
+                    info.base = stand_in
+
+    def _is_view(self) -> bool:
+        info = info_of(self)
+        return info is not None and not info.alias
+
+    @property
+    def _base(self):
+        """The tensor this view was taken of (the first one that is no view); None for a tensor that is no view."""
+        return _views.root_tensor(self)
 
     def is_inference(self) -> bool:
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place
-    def _inplace(self, compute, via_view: bool = False, inverse=None) -> "Tensor":
+    def _inplace(self, compute, via_view: bool = False, bump: bool = True, inverse=None) -> "Tensor":
         """Replace this tensor's value by ``compute(old)``, where ``compute`` is built from lucid ops.
 
         With recording on, ``old`` is a fresh alias of the current value (same grad_fn), so the graph sees the
-        value before the write, and this tensor takes the result's grad_fn. The version counter goes up, so nodes
-        that saved this tensor notice. A view writes its new value back into its base (``view_of``).
+        value before the write, and this tensor takes the result's grad_fn. The version counter goes up (unless
+        ``bump`` is False: a write through ``.data``), so nodes that saved this tensor notice. A view writes its new
+        value into its base, and a write to a storage re-derives the live views of it (lucid._views).
 
-        ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it. The
-        values are unchanged, so a view writes nothing back now, and maps its later writes back through
-        ``inverse``."""
+        ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it; see
+        ``_change_shape``."""
+        if inverse is not None:
+            return self._change_shape(compute, inverse)
         self._check_inplace(via_view)
-        if inverse is not None and self._fn is not None and hasattr(self._fn, "rebind_output"):
-            keep = _new(Storage)  # the node that made the old value shares its storage: it keeps the old shape
-            keep.data, keep.version = self._st.data, self._st.version
-            self._fn.rebind_output(keep)
         recording = gm.state.grad
+        ex = self._extra
+        view = ex.view_of if ex is not None else None
         if recording:
-            old = _wrap(self._st.data, self._fn, self._rg, self._nr)
+            if view is not None and view.grad:
+                old = _views.fresh_value(self)
+            else:
+                old = _wrap(self._st.data, self._fn, self._rg, self._nr)
             new = compute(old)
             if new._rg and self._extra is not None and self._extra.fn_view is not None:
                 _custom_view_error(self._extra.fn_view)  # (nothing has been written yet)
         else:
             new = compute(self)
-        ex = self._extra
-        if inverse is not None:
-            if ex is not None and ex.view_of is not None:
-                base, write_back = ex.view_of
-                ex.view_of = (base, lambda b, v: write_back(b, inverse(v)))
-        else:
-            new = self._conform_inplace(new)
-            if ex is not None and ex.view_of is not None:
-                base, write_back = ex.view_of
-                base._inplace(lambda b: write_back(b, new), via_view=True)
+        new = self._conform_inplace(new)
+        bump = bump and (ex is None or not ex.data_alias)
+        if view is not None:
+            if view.alias:  # no history: the root's memory changes, unrecorded
+                root = view.root
+                with gm.no_grad():
+                    root.data = _views.write_through(root.data, view.steps, new, _wrap)
+                after_write(root, bump)
+                evaluate_later(self, write=True)
+            else:  # the base's write re-derives every live view of the root, this one included
+                view.base._inplace(lambda b: _views.into_base(view, b, new), via_view=True, bump=bump)
+                if recording and new._fn is not None:  # a saved output is this view's value, at its new version
+                    new._fn.rebind_output(_views.own_output(self._st))
+            return self
         st = self._st
+        st.data = new._st.data
+        if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
+            after_write(st, bump)
+            evaluate_later(self, write=True)
+            return self
+        if bump:  # before rebind_output: a node saving this output expects its new version
+            st.version += 1
+        regraph = new._fn is not None or self._fn is not None
+        if new._fn is not None:
+            _views.rebind_grad_fn(self, new._fn, new._nr, True)
+            new._fn.rebind_output(st)
+        elif self._fn is not None:  # the new value depends on nothing that requires grad
+            _views.rebind_grad_fn(self, None, 0, False)
+        after_write(st, False, regraph)
+        return self
+
+    def _change_shape(self, compute, inverse) -> "Tensor":
+        """The in-place shape methods: this tensor keeps its identity and takes the shape of ``compute(self)``, its
+        values unchanged (``inverse`` undoes ``compute``). Nothing is written to a base: a view's path from its root
+        gets the step, and the views taken of this tensor before keep their shape, values and writes
+        (``_views.shape_changed``). The version goes up, as in PyTorch."""
+        self._check_inplace(False)
+        fn = self._fn
+        st = self._st
+        if fn is not None and getattr(fn, "out_st", None) is st:
+            # the node that made the value keeps it in a storage of its own, with the old shape, at the version it
+            # has now (its out_v stays, so an earlier write still shows; this change does not)
+            keep = _new(Storage)
+            keep.data, keep.version, keep.views = st.data, st.version, None
+            fn.out_st = keep
+        recording = gm.state.grad
+        new = compute(_wrap(st.data, fn, self._rg, self._nr) if recording else self)
+        ex = self._extra
         st.data = new._st.data
         if ex is None or not ex.data_alias:
             st.version += 1
-        if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
+        _views.shape_changed(self, compute, inverse)
+        if not recording:
             evaluate_later(self, write=True)
-            return self
-        if new._fn is not None:
-            if ex is not None and ex.retains_grad:  # .grad is the gradient of the latest version (PyTorch)
-                if self._fn is not None:
-                    self._fn.hooks().retain.pop(self._nr, None)
-                new._fn.hooks().retain[new._nr] = weakref.ref(self)
-            self._fn, self._nr, self._rg = new._fn, new._nr, True
+        elif new._fn is not None:
+            _views.rebind_grad_fn(self, new._fn, new._nr, True)
             new._fn.rebind_output(st)
-        elif self._fn is not None:  # the new value depends on nothing that requires grad
-            self._fn, self._nr, self._rg = None, 0, False
+        elif fn is not None:
+            _views.rebind_grad_fn(self, None, 0, False)
+        return self
+
+    def _renew(self, arr: mx.array) -> "Tensor":
+        """New memory of another shape (``out=`` resizing this tensor): a view stops being one, and the views taken
+        of this tensor so far keep the old memory. The version goes up."""
+        _views.leave(self, _wrap)
+        self.data = _wrap(arr)
+        ex = self._extra
+        after_write(self._st, ex is None or not ex.data_alias)
+        evaluate_later(self, write=True)
         return self
 
     def _check_inplace(self, via_view: bool):
@@ -571,8 +638,11 @@ class Tensor:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        if ex is not None and ex.view_of is not None:
-            ex.view_of[0]._check_inplace(True)
+        view = ex.view_of if ex is not None else None
+        if view is not None and not view.alias:
+            if view.error is not None and view.grad:
+                raise RuntimeError(view.error)
+            view.base._check_inplace(True)
 
     def _conform_inplace(self, new: "Tensor") -> "Tensor":
         a, b = self._st.data, new._st.data
@@ -588,14 +658,18 @@ class Tensor:
             new._st.data = b.astype(a.dtype)
         return new
 
-    def _set_view_of(self, base: "Tensor", write_back) -> "Tensor":
-        ex = self._ex()
-        ex.view_of = (base, write_back)
+    def _set_view_of(self, base: "Tensor", fn, write_back, error: str | None = None) -> "Tensor":
+        """Make this tensor, the result of ``fn(base)``, a view of ``base`` (lucid._views); ``error``: why an
+        in-place write through it is refused. Inference mode's rules: a view of an inference tensor is one (outside
+        the graph); a view of a normal tensor taken inside inference mode stays normal and keeps requires_grad (as a
+        leaf), and refuses in-place writes outside inference mode (``_INFERENCE_VIEW_MESSAGE``)."""
+        _views.make_view(self, base, fn, write_back, error)
+        ex = self._extra
         bex = base._extra
-        if bex is not None and bex.inference:  # a view of an inference tensor is one, outside the graph
+        if bex is not None and bex.inference:
             ex.inference = True
             self._fn, self._rg, self._nr = None, False, 0
-        elif gm.state.inference:  # a view of a normal tensor stays normal and keeps requires_grad (as a leaf)
+        elif gm.state.inference:
             ex.inference = False
             ex.inference_view = True
             self._rg = base._rg
@@ -609,4 +683,12 @@ def is_inference(input: Tensor) -> bool:
     return input.is_inference()
 
 
-__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator"]
+def after_write(st: Storage, bump: bool, regraph: bool = False) -> None:
+    """``st`` has just been given a new array: bump its version, re-derive its live views."""
+    if bump:
+        st.version += 1
+    if st.views is not None:
+        _views.refresh(st, regraph, _wrap)
+
+
+__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator", "after_write"]

@@ -16,7 +16,7 @@ import mlx.core as mx
 
 from .. import _checks
 from .._compile import is_compiling
-from .._tensor import Tensor, _shape_str, _wrap, backward_starting, evaluate_later
+from .._tensor import Tensor, _shape_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
 from .anomaly import _state as _anomaly, check_gradients
@@ -486,4 +486,4 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
     else:
         st = old._st
         st.data = st.data + g._st.data
-        st.version += 1
+        after_write(st, True)

@@ -16,6 +16,7 @@ import mlx.core as mx
 
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
+from .._views import info_of, into_base
 from . import grad_mode as gm
 from .engine import _conform
 from .graph import FREED_MESSAGE, Node, edge_of
@@ -191,6 +192,8 @@ class Function(metaclass=_FunctionMeta):
             view = as_is or (id(o) not in ctx._dirty and o._extra is not None and o._extra.view_of is not None)
             if record and id(o) not in ctx._non_diff and can_require_grad(o.dtype):
                 out._fn, out._nr, out._rg = ctx, nr, True
+                if out is o and id(o) in ctx._dirty:
+                    _record_write_through(out)
             # writing into such a view in place would bypass this Function's backward: Tensor._inplace refuses it
             if view and (not record or id(o) not in ctx._non_diff):
                 out._ex().fn_view = (cls.__name__, nr) if out._fn is ctx else True
@@ -209,6 +212,15 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+def _record_write_through(out: Tensor) -> None:
+    """``out``, an input that forward modified in place, is a view: forward's write reached its base unrecorded
+    (forward runs under no_grad), so record it now, as PyTorch's CopySlices does: the base's history then goes
+    through this Function (the value is already there, and the version was bumped by forward)."""
+    view = info_of(out)
+    if view is not None and view.grad:
+        view.base._inplace(lambda b: into_base(view, b, out), via_view=True, bump=False)
 
 
 # lucid.func runs user code inside MLX's transforms (mx.grad, mx.vjp, mx.jvp, mx.vmap); there a Function must

@@ -220,6 +220,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             return call_with_out(op, args, kwargs)
         st = _new(Storage)
         st.version = 0
+        st.views = None
         out = _new(Tensor)
         out._st = st
         out._nr = 0
@@ -326,10 +327,7 @@ def call_with_out(fn, args: tuple, kwargs: dict):
                           "zero elements. You can explicitly reuse an out tensor t by resizing it, inplace, to zero "
                           "elements with t.resize_(0).", UserWarning, stacklevel=3)
         out._check_inplace(False)
-        if out._extra is not None:
-            out._extra.view_of = None  # a resized tensor gets new memory: it is no longer a view of its base
-        # `inverse`: a shape change; with the view link cut above it is never called
-        return out._inplace(lambda old: _wrap(r.astype(o.dtype)), inverse=lambda v: v)
+        return out._renew(r.astype(o.dtype))
 
 
 def _mlx_error(name: str, e: ValueError, args: tuple):

@@ -515,7 +515,7 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     writing into it writes into ``input``."""
     d1, d2 = _diag_dims(dim1, dim2, input.ndim)
     return _diagonal(input, offset, d1, d2)._set_view_of(
-        input, lambda b, v: _diagonal_scatter(b, v, offset, d1, d2))
+        input, lambda b: _diagonal(b, offset, d1, d2), lambda b, v: _diagonal_scatter(b, v, offset, d1, d2))
 
 
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:

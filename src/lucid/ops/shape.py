@@ -3,9 +3,10 @@ repeat/tile, flip, roll, clone/contiguous, narrow; cat/stack/hstack/vstack, spli
 indexing ops (select, slice: ``x[0]``, ``x[1:3]``) that ``index.py`` builds ``x[key]`` from.
 
 Views: as in PyTorch, the outputs of view/reshape/flatten/squeeze/unsqueeze/transpose/permute/t/narrow/split/
-chunk/unbind and of basic indexing write through to their input. MLX arrays are immutable, so a view is its own
-tensor that remembers how to write a new value of itself back into its base (``_set_view_of``), with lucid ops, so
-that the write is recorded and differentiable.
+chunk/unbind and of basic indexing are views of their input: writes to them write through, and later writes to the
+input show in them. MLX arrays are immutable, so a view is its own tensor that remembers how it was taken and how to
+write a new value of itself back into its base (``_set_view_of``: both with lucid ops, so that writes are recorded
+and differentiable); lucid._views describes the model.
 """
 from __future__ import annotations
 
@@ -106,7 +107,10 @@ def take_slices(x, key: tuple) -> Tensor:
 
 def view_slices(x, key: tuple) -> Tensor:
     """``x[key]`` as a view: in-place writes to it write through into x."""
-    return take_slices(x, key)._set_view_of(x, lambda b, v: put_slices(b, v, key))
+    def take(b):
+        return take_slices(b, key)
+
+    return take(x)._set_view_of(x, take, lambda b, v: put_slices(b, v, key))
 
 
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
@@ -148,7 +152,10 @@ def _reshape_back(base, v):
 
 
 def _reshaped(op, input, shape: tuple) -> Tensor:
-    return op(input, shape)._set_view_of(input, _reshape_back)
+    def fn(b):
+        return op(b, shape)
+
+    return fn(input)._set_view_of(input, fn, _reshape_back)
 
 
 def _infer_shape(shape: tuple, numel: int) -> tuple:
@@ -282,7 +289,10 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
     d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
     if input.ndim == 0:
         return _reshaped(_view, input, ())
-    return _transpose(input, d0, d1)._set_view_of(input, lambda b, v: _transpose(v, d0, d1))
+    def fn(b):
+        return _transpose(b, d0, d1)
+
+    return fn(input)._set_view_of(input, fn, lambda b, v: fn(v))
 
 
 swapaxes = swapdims = transpose
@@ -299,14 +309,14 @@ def permute(input, *dims) -> Tensor:
     if len(set(dims)) != len(dims):
         raise RuntimeError("permute(): duplicate dims are not allowed.")
     inv = _inverse(dims)
-    return _permute(input, dims)._set_view_of(input, lambda b, v: _permute(v, inv))
+    return _permute(input, dims)._set_view_of(input, lambda b: _permute(b, dims), lambda b, v: _permute(v, inv))
 
 
 def t(input) -> Tensor:
     """Transpose a 2-d tensor; 0-d and 1-d tensors come back as they are (a view)."""
     if input.ndim > 2:
         raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {input.ndim}D")
-    return _t(input)._set_view_of(input, _t_back)
+    return _t(input)._set_view_of(input, _t, _t_back)
 
 
 def movedim(input, source, destination) -> Tensor:
@@ -602,20 +612,20 @@ def _pieces(x: Tensor, keys: list, dim: int, node_class) -> tuple:
         p = _wrap(arr, node, node is not None, i)
         if gm.state.inference:
             p._ex().inference = True
-        out.append(p._set_view_of(x, _piece_write_back(key, node, i)))
+        out.append(p._set_view_of(x, *_piece_fns(key), _multi_output_error(node, i)))
     return tuple(out)
 
 
-def _piece_write_back(key, node, i):
-    def write_back(base, v):
-        if node is not None and gm.state.grad:
-            raise RuntimeError(f"Output {i} of {node.name()} is a view and is being modified inplace. This view is "
-                               "the output of a function that returns multiple views. Such functions do not allow "
-                               "the output views to be modified inplace. You should replace the inplace operation by "
-                               "an out-of-place one.")
-        return put_slices(base, v, key)
+def _piece_fns(key):
+    return (lambda b: take_slices(b, key)), (lambda b, v: put_slices(b, v, key))
 
-    return write_back
+
+def _multi_output_error(node, i):
+    if node is None:
+        return None
+    return (f"Output {i} of {node.name()} is a view and is being modified inplace. This view is the output of a "
+            "function that returns multiple views. Such functions do not allow the output views to be modified "
+            "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
 def _split_sizes(x, sizes: list, d: int, node_class) -> tuple:

@@ -1,7 +1,8 @@
 """``select`` and the in-place shape methods (``transpose_``, ``t_``, ``squeeze_``, ``unsqueeze_``, ``swapdims_``,
 ``swapaxes_``): the tensor keeps its identity and takes the new shape. Each is the out-of-place view op run through
-``Tensor._inplace`` with the op that undoes it, so version counting, the leaf and inference-tensor checks, recording
-and views of a base all follow the rules of every other in-place op."""
+``Tensor._inplace`` with the op that undoes it, so version counting, the leaf and inference-tensor checks and
+recording follow the rules of every other in-place op; a view keeps writing through to its base and the views taken
+before keep their shape (``lucid._views.shape_changed``)."""
 from __future__ import annotations
 
 from .._tensor import Tensor

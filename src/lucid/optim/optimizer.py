@@ -27,7 +27,7 @@ from .. import _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._compile import is_compiling
 from .._dtype import dtype_name
-from .._tensor import Tensor, _shape_str, _wrap, take_pending_evals
+from .._tensor import Tensor, _shape_str, _wrap, after_write, take_pending_evals
 from ..autograd.grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 
@@ -142,14 +142,14 @@ class _Staged:
             mapping[key] = value
         for st, arr in self.stores:
             st.data = arr
-            st.version += 1
+            after_write(st, True)
         arrays = self.arrays
         for t, arr in self.others:
             with no_grad():
                 t._inplace(lambda _old, arr=arr: _wrap(arr))
             view_of = t._extra.view_of
             if view_of is not None:  # the write went through to the base
-                arrays.append(view_of[0]._st.data)
+                arrays.append(view_of.root.data)
         return arrays
 
 
@@ -359,7 +359,7 @@ class Optimizer:
                         g.requires_grad_(False)
                     st = g._st
                     st.data = mx.zeros_like(st.data)
-                    st.version += 1
+                    after_write(st, True)
 
     # ------------------------------------------------------------------------------------------------ step
     def step(self, closure=None):

@@ -1,0 +1,290 @@
+"""Views as in PyTorch, on immutable MLX arrays.
+
+A view (``x[0]``, ``x.view(-1)``, ``x.t()``, ``x.narrow(...)``, ``x.diagonal()``, the pieces of ``split``) is its
+own tensor with its own array, so the model has three parts:
+
+- **Writes go to the base.** A view remembers how it was taken (``ViewInfo``): its base tensor, ``fn(base) ->
+  view`` and ``write_back(base, value) -> new base``, both written with lucid ops, so a write through a view is
+  recorded (PyTorch's ``CopySlices``) and differentiable. An in-place op on a view computes the view's new value
+  and writes ``write_back(base, new)`` into the base, up to the root: the first tensor of the chain that is not a
+  view, whose storage holds the data.
+- **Every write to a root storage re-derives the live views of it, eagerly.** The root storage keeps a list of weak
+  references to the views taken of it (``LiveViews``, in creation order, so a view of a view comes after its base).
+  After any write to that storage (an in-place op, an optimizer step, ``.grad`` accumulation, a write through
+  ``.data`` or ``detach()``), each live view gets its value again from the root, and — when the write changed the
+  root's history — a view created with grad mode on also gets its grad_fn again: ``fn(base)`` recorded on the base's
+  new history (PyTorch regenerates the view's grad_fn the same way, ``AsStridedBackward0`` there, the view op's
+  own node here). The eager choice keeps the hot path untouched: every op reads ``t._st.data`` and ``t._fn``
+  directly, and those are always current, so a tensor that is neither a view nor a base costs nothing more than
+  one ``views = None`` slot, and a view costs nothing when it is read. The price is paid only by writes to a
+  storage that has live views: one lucid op per live view (MLX is lazy: nothing is computed until read).
+- **One version counter per family.** A view's storage is a ``SharedStorage`` whose ``version`` is the root
+  storage's counter, as in PyTorch, so saved views notice writes to their base and the other way round (a node
+  holding a view's storage after the view died notices them too). ``x.data = y`` keeps ``x``'s counter the same way.
+
+**In-place shape changes** (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``) change only the tensor they are
+called on (PyTorch changes only its strides), so they rewrite paths rather than data (``shape_changed``): a view's
+path gets the step ``(compute, write back through inverse)``, and the views taken of the tensor before (and views of
+those) get ``t``'s new path, then ``(inverse, write back through compute)``, then their own steps as before. Every
+view's path thus starts with its base's, and ``own_steps`` (the steps from a view's base to it, used to regraph it
+and to write it back into its base) is the rest of its path.
+
+``detach()`` and ``.data`` of a view are views too (``alias``): they share the root's memory and counter but no
+history; a write through them reaches the root without being recorded, as in PyTorch, and they keep only the root
+storage alive (not the base tensor and its graph).
+"""
+from __future__ import annotations
+
+import weakref
+
+from .autograd import grad_mode as gm
+
+
+class Storage:
+    """The array of a tensor (shared by ``detach()``, ``.data`` and ``Parameter(t)``), its version counter, and
+    the live views taken of it (None until there is one)."""
+
+    __slots__ = ("data", "version", "views")
+
+
+class SharedStorage(Storage):
+    """A storage whose version counter is another's (``counter``, a plain Storage): a view's (its root's) and a
+    tensor's after ``x.data = y``. Only views pay for the property."""
+
+    __slots__ = ("counter",)
+
+    @property
+    def version(self) -> int:
+        return self.counter.version
+
+    @version.setter
+    def version(self, v: int) -> None:
+        self.counter.version = v
+
+
+def counter_of(st: Storage) -> Storage:
+    return st.counter if type(st) is SharedStorage else st
+
+
+class ViewInfo:
+    """How a view was taken. ``steps``: the ``(fn, write_back)`` pairs from the root storage down to this view
+    (one per view op of a view of a view), so that its value can be derived from the root's data alone."""
+
+    __slots__ = ("base", "root", "steps", "grad", "alias", "error")
+
+    def __init__(self, base, root: Storage, steps: tuple, grad: bool, alias: bool, error):
+        self.base = base  # the tensor it was taken of (None for an alias: it keeps only the root storage alive)
+        self.root = root  # the storage that holds the data
+        self.steps = steps
+        self.grad = grad  # taken with grad mode on: its grad_fn follows writes to the base
+        self.alias = alias  # detach() / .data of a view: no history, writes are not recorded
+        self.error = error  # why an in-place write through it is refused (the outputs of split/unbind/chunk)
+
+
+class LiveViews:
+    """Weak references to the views of one storage, in creation order. Dead entries are dropped when the views are
+    re-derived and when the list has doubled since it was last pruned (so a base whose views come and go, such as a
+    weight and its ``w.t()`` taken every step, keeps a bounded list)."""
+
+    __slots__ = ("refs", "limit")
+
+    def __init__(self):
+        self.refs: list = []
+        self.limit = 16
+
+    def add(self, view) -> None:
+        refs = self.refs
+        refs.append(weakref.ref(view))
+        if len(refs) > self.limit:
+            self.prune()
+
+    def prune(self) -> list:
+        """The live views; dead references dropped."""
+        live = []
+        refs = []
+        for r in self.refs:
+            v = r()
+            if v is not None:
+                live.append(v)
+                refs.append(r)
+        self.refs = refs
+        self.limit = max(16, 2 * len(refs))
+        return live
+
+
+def info_of(t):
+    ex = t._extra
+    return None if ex is None else ex.view_of
+
+
+def make_view(view, base, fn, write_back, error=None, alias: bool = False):
+    """Make ``view`` (the result of ``fn(base)``) a view of ``base``; with ``alias``, ``view`` is ``base.detach()``
+    of a view ``base`` and takes the same place in the same root (``fn``, ``write_back`` unused)."""
+    b = info_of(base)
+    if alias:
+        root, steps = b.root, b.steps
+    elif b is None:
+        root, steps = base._st, ((fn, write_back),)
+    else:
+        root, steps = b.root, b.steps + ((fn, write_back),)
+    st = object.__new__(SharedStorage)
+    st.data = view._st.data
+    st.views = None
+    st.counter = counter_of(root)
+    view._st = st
+    view._ex().view_of = ViewInfo(None if alias else base, root, steps, gm.state.grad and not alias, alias, error)
+    views = root.views
+    if views is None:
+        views = root.views = LiveViews()
+    views.add(view)
+    return view
+
+
+def derive(root_data, steps, wrap):
+    """The value of a view from its root's data (lucid ops on a tensor without history: nothing is recorded)."""
+    t = wrap(root_data)
+    for fn, _ in steps:
+        t = fn(t)
+    return t
+
+
+def write_into(b, steps, new):
+    """``b`` with ``new`` written into the view that ``steps`` take of it (lucid ops: recorded with grad on)."""
+    values = [b]
+    for fn, _ in steps[:-1]:
+        values.append(fn(values[-1]))
+    v = new
+    for (_, write_back), p in zip(reversed(steps), reversed(values)):
+        v = write_back(p, v)
+    return v
+
+
+def write_through(root_data, steps, new, wrap):
+    """The root's new data after writing ``new`` into the view that ``steps`` take (unrecorded)."""
+    return write_into(wrap(root_data), steps, new)._st.data
+
+
+def refresh(st: Storage, regraph: bool, wrap) -> None:
+    """``st`` was just written: give each live view of it its new value, and with ``regraph`` (the write changed
+    the history of the tensor written) its new grad_fn."""
+    for v in st.views.prune():
+        info = v._extra.view_of
+        base = info.base
+        if regraph and info.grad and (base._rg or v._fn is not None):
+            r = from_base(info, base)  # recorded: the view's history now goes through the base's new one
+            rebind_grad_fn(v, r._fn, r._nr, r._rg)
+        else:
+            r = derive(st.data, info.steps, wrap)
+        v._st.data = r._st.data
+
+
+def own_steps(info) -> tuple:
+    """The steps from a view's base to the view: one per view op, one more per in-place shape change since (a
+    view's path starts with its base's: ``shape_changed`` keeps it so)."""
+    b = info_of(info.base)
+    return info.steps if b is None else info.steps[len(b.steps):]
+
+
+def from_base(info, b):
+    """The view's value taken of ``b``, its base's value (recorded with grad on)."""
+    for fn, _ in own_steps(info):
+        b = fn(b)
+    return b
+
+
+def into_base(info, b, new):
+    """``b``, its base's value, with ``new`` written into the view (recorded with grad on)."""
+    return write_into(b, own_steps(info), new)
+
+
+def fresh_value(view):
+    """A grad view's current value taken afresh from its autograd root (recorded): an in-place op on the view
+    starts from it, so the gradient of the old value flows straight to the base's history (as PyTorch's
+    CopySlices does) and not through the view's old grad_fn, whose hooks then do not fire."""
+    info = view._extra.view_of
+    base = info.base
+    b = info_of(base)
+    return from_base(info, fresh_value(base) if b is not None and b.grad else base)
+
+
+def own_output(st: Storage) -> Storage:
+    """A storage for a node that made the value now in ``st`` and is no longer the grad_fn of its tensor: it
+    keeps that value and its shape (a later ``t_()`` of the tensor changes neither) and shares ``st``'s version
+    counter, so a node that saved its output still notices later writes."""
+    own = object.__new__(SharedStorage)
+    own.data = st.data
+    own.views = None
+    own.counter = counter_of(st)
+    return own
+
+
+def rebind_grad_fn(t, fn, nr: int, rg: bool) -> None:
+    """Give ``t`` a new place in the graph; ``retain_grad()`` moves with it, as in PyTorch."""
+    old_fn, old_nr = t._fn, t._nr
+    if old_fn is not None and getattr(old_fn, "out_st", None) is t._st:
+        old_fn.out_st = own_output(t._st)  # its out_v stays: it still notices the writes since
+    t._fn, t._nr, t._rg = fn, nr, rg
+    ex = t._extra
+    if ex is None or not ex.retains_grad:
+        return
+    if old_fn is not None and old_fn._hooks is not None:
+        ref = old_fn._hooks.retain.get(old_nr)
+        if ref is not None and ref() is t:
+            del old_fn._hooks.retain[old_nr]
+    if fn is not None:
+        fn.hooks().retain[nr] = weakref.ref(t)
+
+
+def root_tensor(t):
+    """PyTorch's ``_base``: the tensor a view was (ultimately) taken of; None for a tensor that is no view."""
+    info = info_of(t)
+    if info is None or info.alias:
+        return None
+    while True:
+        b = info_of(info.base)
+        if b is None or b.alias:
+            return info.base
+        info = b
+
+
+def shape_changed(t, compute, inverse) -> None:
+    """``t`` (a root, a view or an alias) has just taken the shape of ``compute(old)`` in place, its values
+    unchanged; ``inverse`` undoes ``compute``. A view's path from its root gets the step ``(compute, write back
+    through inverse)``. The views taken of ``t`` before (and views of those) keep their shape and place, as in
+    PyTorch, where only ``t``'s strides change: their paths go through ``t``'s new path, then back through
+    ``inverse``, then on as before, so that each view's path still starts with its base's."""
+    info = info_of(t)
+    if info is None:  # t's storage is a root: every view of it derives from the reshaped data
+        root, path, depth, family = t._st, (), 0, None
+    else:
+        root, depth = info.root, len(info.steps)
+        info.steps = path = info.steps + ((compute, lambda b, v: inverse(v)),)
+        family = {id(t)}  # t and the views taken of it, directly or not
+    if root.views is None:
+        return
+    back = ((inverse, lambda b, v: compute(v)),)
+    for v in root.views.prune():  # creation order: a view's base comes before it
+        vi = v._extra.view_of
+        if family is not None:
+            if vi.base is None or id(vi.base) not in family:
+                continue
+            family.add(id(v))
+        vi.steps = path + back + vi.steps[depth:]
+
+
+def leave(t, wrap) -> None:
+    """``t`` stops being a view (``out=`` gave it new memory): it leaves its root's live views, and the views taken
+    of it so far stay where they are, as views of an alias of its old place (no history, as after ``x.data = y``)."""
+    info = info_of(t)
+    if info is None:
+        return
+    views = info.root.views
+    stand_in = None
+    for v in views.prune():
+        vi = v._extra.view_of
+        if vi.base is t:
+            if stand_in is None:
+                stand_in = make_view(wrap(t._st.data), t, None, None, alias=True)
+            vi.base = stand_in
+    t._extra.view_of = None
+    views.refs = [r for r in views.refs if r() is not t]
