@@ -16,6 +16,7 @@ Any ``torch.X`` submodule that compat does not define is lucid's ``lucid.X`` (``
 ``torch.optim.lr_scheduler``, ``torch.utils.data``, ``torch.linalg``, ``torch.func``, ``torch.utils.checkpoint``),
 so what lucid adds appears here too.
 """
+import builtins as _builtins
 import os as _os
 
 from lucid import *  # noqa: F401,F403  (every public lucid name, the same objects)
@@ -64,7 +65,7 @@ _deterministic = [False]
 
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted; MLX's kernels give the same results run to run."""
-    _deterministic[0] = bool(mode)
+    _deterministic[0] = _builtins.bool(mode)  # (`bool` here is the dtype, as torch.bool)
 
 
 def are_deterministic_algorithms_enabled() -> bool:

@@ -137,7 +137,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     item = storage.array.itemsize
     view = np.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,
                                            strides=[st * item for st in stride], writeable=False)
-    tensor = _wrap(_to_mlx(storage.dtype, np.ascontiguousarray(view)))
+    tensor = _wrap(_to_mlx(storage.dtype, view.copy()))  # (ascontiguousarray would make a 0-d array 1-d)
     if requires_grad is True:
         tensor.requires_grad_(True)
     return tensor
