@@ -133,7 +133,8 @@ def test_amp_runs_in_full_precision_and_gradscaler_is_the_disabled_one():
 
 def test_data_parallel_calls_its_module_and_prefixes_state_dict():
     inner = torch.nn.Linear(2, 3)
-    dp = torch.nn.DataParallel(inner) if hasattr(torch.nn, "DataParallel") else torch.nn.parallel.DataParallel(inner)
+    dp = torch.nn.DataParallel(inner)
+    assert torch.nn.DataParallel is torch.nn.parallel.DataParallel
     x = torch.ones(4, 2)
     np.testing.assert_array_equal(dp(x).detach().numpy(), inner(x).detach().numpy())
     assert list(dp.state_dict()) == ["module.weight", "module.bias"]
