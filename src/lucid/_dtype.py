@@ -2,6 +2,7 @@
 checked here before MLX allocates them."""
 from __future__ import annotations
 
+import builtins
 import math
 import os
 
@@ -154,7 +155,7 @@ class device:
         if name not in ("cpu", "gpu"):
             raise RuntimeError(f"Expected one of cpu, gpu, mps or cuda device type at start of device string: {type}")
         self.type = name
-        self.index = int(idx) if idx else (index or 0)
+        self.index = builtins.int(idx) if idx else (index or 0)  # (`int` here is lucid's dtype)
 
     def __eq__(self, other):
         other = device(other) if isinstance(other, str) else other

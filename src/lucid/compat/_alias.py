@@ -1,0 +1,75 @@
+"""Module aliasing: ``import a.b.c`` served by an existing module ``x.b.c``.
+
+One meta-path finder per alias. It serves the module object itself (not a copy), so ``torch.nn.Module`` *is*
+``lucid.nn.Module`` and isinstance checks, pickles and registries see one class.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+
+
+class _ExistingModuleLoader(importlib.abc.Loader):
+    """Hands the import system an already-imported module under a second name."""
+
+    def __init__(self, module):
+        self.module = module
+        self.spec = getattr(module, "__spec__", None)
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        # the import system stamped the alias spec on the module; the module keeps its own (reload, pickling by
+        # module name and multiprocessing look it up under its real name)
+        module.__spec__ = self.spec
+
+
+class AliasFinder(importlib.abc.MetaPathFinder):
+    """Resolve ``source`` and ``source.*`` to ``target`` and ``target.*``.
+
+    A module of the source package's own (a file under a parent that is really the source's, not an alias) wins:
+    ``lucid.compat.torch.nn.parallel`` is compat's file, ``lucid.compat.torch.nn.init`` is ``lucid.nn.init``. Under
+    an aliased parent every child is aliased too, or the path finder would load the target's file a second time
+    under the alias name (``lucid.compat.torch.optim.lr_scheduler`` from ``lucid/optim/``: duplicate classes)."""
+
+    def __init__(self, source: str, target: str):
+        self.source, self.target = source, target
+
+    def target_name(self, fullname: str) -> str | None:
+        if fullname == self.source:
+            return self.target
+        if fullname.startswith(self.source + "."):
+            return self.target + fullname[len(self.source):]
+        return None
+
+    def find_spec(self, fullname, path=None, target=None):
+        name = self.target_name(fullname)
+        if name is None:
+            return None
+        parent = fullname.rpartition(".")[0]
+        parent_module = sys.modules.get(parent)
+        if (parent_module is not None and parent_module.__name__ == parent
+                and importlib.machinery.PathFinder.find_spec(fullname, path) is not None):
+            return None  # the source package's own module
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as e:
+            if e.name is not None and (name == e.name or name.startswith(e.name + ".")):  # no such module (not a failing import inside one)
+                return None
+            raise
+        is_package = hasattr(module, "__path__")
+        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(module), is_package=is_package)
+
+
+def install(finder: AliasFinder) -> None:
+    """Put the finder first: before the path finder, which would otherwise load files under alias names."""
+    if finder not in sys.meta_path:
+        sys.meta_path.insert(0, finder)
+
+
+def uninstall(finder: AliasFinder) -> None:
+    if finder in sys.meta_path:
+        sys.meta_path.remove(finder)

@@ -1,0 +1,75 @@
+"""lucid.compat.torch: PyTorch's API on lucid's tensors and modules (``import lucid.compat.torch as torch``).
+
+Every name is lucid's own object (``torch.Tensor is lucid.Tensor``, ``torch.nn.Linear is lucid.nn.Linear``); this
+package holds only where PyTorch's API differs from lucid's seed API or has no lucid counterpart:
+
+- ``torch.autograd.grad`` returns a tuple for a single input, as PyTorch's (``lucid.autograd.grad`` returns the
+  Tensor: the one semantic difference between the two faces);
+- devices: ``torch.cuda`` (available only on an MLX CUDA build), ``torch.backends`` flags (accepted, no effect),
+  ``torch.backends.mps`` and ``torch.accelerator`` (MLX's GPU);
+- ``torch.compile`` (returns the module wrapped, running eagerly), ``torch.save``/``torch.load`` (safetensors by
+  default; PyTorch zip checkpoints read without running their pickle), ``torch.amp`` (full precision);
+- what has no MLX counterpart (``torch.distributed`` process groups, ``torch.onnx.export``, ``torch.jit.script``,
+  CUDA streams) imports fine and raises when used.
+
+Any ``torch.X`` submodule that compat does not define is lucid's ``lucid.X`` (``torch.nn.init``, ``torch.optim``,
+``torch.optim.lr_scheduler``, ``torch.utils.data``, ``torch.linalg``, ``torch.func``, ``torch.utils.checkpoint``),
+so what lucid adds appears here too.
+"""
+import builtins as _builtins
+import os as _os
+
+from lucid import *  # noqa: F401,F403  (every public lucid name, the same objects)
+from lucid import Size, Tensor, device, dtype, func, linalg, optim, utils  # noqa: F401
+
+# compat's own versions follow; the star import bound lucid's, which `from . import` would otherwise return as is
+del autograd, nn, serialization, compile, save, load  # noqa: F821
+
+from .._alias import AliasFinder as _AliasFinder
+from .._alias import install as _install
+
+# lucid.compat.torch.<x> is lucid.<x> unless compat has its own module <x> (see the docstring)
+_install(_AliasFinder(__name__, "lucid"))
+
+from . import amp, autograd, cuda, backends, accelerator, distributed, nn, jit, onnx, testing  # noqa: E402,F401
+from . import serialization  # noqa: E402
+from ._compiled import compile  # noqa: E402,A001
+from .serialization import load, save  # noqa: E402
+
+__version__ = "2.13.0+lucid"  # the PyTorch API version this layer follows (scripts compare torch.__version__)
+
+_matmul_precision = ["highest"]
+
+
+def set_float32_matmul_precision(precision: str) -> None:
+    """Accepted; MLX's float32 matmuls are float32 (there is no TF32 mode to allow)."""
+    if precision not in ("highest", "high", "medium"):
+        raise RuntimeError(f"Invalid precision {precision!r}: expected 'highest', 'high' or 'medium'")
+    _matmul_precision[0] = precision
+
+
+def get_float32_matmul_precision() -> str:
+    return _matmul_precision[0]
+
+
+def set_num_threads(n: int) -> None:
+    """Accepted; MLX manages its own CPU threads."""
+
+
+def get_num_threads() -> int:
+    return _os.cpu_count() or 1
+
+
+_deterministic = [False]
+
+
+def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
+    """Accepted; MLX's kernels give the same results run to run."""
+    _deterministic[0] = _builtins.bool(mode)  # (`bool` here is the dtype, as torch.bool)
+
+
+def are_deterministic_algorithms_enabled() -> bool:
+    return _deterministic[0]
+
+
+

@@ -1,0 +1,17 @@
+"""torch.autograd: lucid's autograd with PyTorch's ``grad`` return convention (always a tuple).
+
+This is the one semantic difference between the two faces: ``lucid.autograd.grad(y, x)`` with a single Tensor
+``x`` returns a Tensor (lucid's documented API), so ``lucid.autograd.grad(u, x)[0]`` would silently be the first
+row of the gradient; PyTorch code writes ``torch.autograd.grad(u, x)[0]`` everywhere and means the gradient."""
+from lucid.autograd import *  # noqa: F401,F403
+from lucid.autograd import functional, graph  # noqa: F401
+from lucid.autograd import grad as _lucid_grad
+from lucid import Tensor as _Tensor
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
+    """PyTorch's ``torch.autograd.grad``: a tuple with one gradient per input, also for a single Tensor input."""
+    inputs = (inputs,) if isinstance(inputs, _Tensor) else tuple(inputs)
+    return _lucid_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs, allow_unused,
+                       is_grads_batched, materialize_grads)

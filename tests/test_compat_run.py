@@ -1,0 +1,103 @@
+"""``lucid.compat.run``: PyTorch programs (tests/compat_scripts) run unchanged on lucid, and - when PyTorch is
+installed - give PyTorch's losses from the same starting weights and data."""
+import json
+import math
+import os
+import runpy
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lucid.compat.run import run_script
+
+SCRIPTS = Path(__file__).parent / "compat_scripts"
+# per script: options for both runs (dropout off: the two libraries draw different masks)
+CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": []}
+
+
+def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
+    out = tmp_path / f"{name}.lucid.json"
+    run_script(SCRIPTS / f"{name}.py", [*CASES[name], *argv, "--out", str(out)])
+    return json.loads(out.read_text())
+
+
+def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
+    """The same script under real PyTorch, in this process (as `python script.py` would run it)."""
+    out = tmp_path / f"{name}.torch.json"
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES[name], *argv, "--out", str(out)]
+    sys.path.insert(0, str(SCRIPTS))
+    try:
+        runpy.run_path(str(SCRIPTS / f"{name}.py"), run_name="__main__")
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+    return json.loads(out.read_text())
+
+
+def _flat(losses) -> list:
+    return [v for x in losses for v in (x if isinstance(x, list) else [x])]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pytorch_script_runs_unchanged(name, tmp_path):
+    extra = ["--out-dir", str(tmp_path)] if name == "gpt" else []
+    result = _run_lucid(name, tmp_path, *extra)
+    losses = _flat(result["losses"])
+    assert losses and all(math.isfinite(v) for v in losses)
+
+
+@pytest.mark.filterwarnings("ignore:.*GradScaler")  # PyTorch's, for nanoGPT's deprecated spelling without CUDA
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
+    pytest.importorskip("torch")
+    init = str(tmp_path / "init.npz")
+    torch_argv = ["--compile", "0"] if name == "gpt" else []  # (inductor needs minutes; lucid's run compiles)
+    expected = _run_pytorch(name, tmp_path, "--save-init", init, *torch_argv)
+    got = _run_lucid(name, tmp_path, "--init", init)
+    assert _flat(got["losses"]) == pytest.approx(_flat(expected["losses"]), rel=2e-4, abs=1e-5)
+    for key in set(expected) - {"losses"}:
+        assert got[key] == pytest.approx(expected[key], rel=2e-4, abs=1e-5), key
+
+
+def test_run_restores_argv_path_and_modules(tmp_path):
+    script = tmp_path / "probe.py"
+    script.write_text("import sys, torch, torch.nn.functional as F\n"
+                      "import lucid.compat.torch\n"
+                      "assert torch is lucid.compat.torch and F is lucid.nn.functional\n"
+                      "assert sys.argv == [__file__, 'a', '1'], sys.argv\n"
+                      "assert __name__ == '__main__'\n")
+    before_argv, before_path = sys.argv[:], sys.path[:]
+    before_torch = {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")}
+    run_script(script, ["a", 1])
+    assert sys.argv == before_argv and sys.path == before_path
+    assert {k: v for k, v in sys.modules.items() if k == "torch" or k.startswith("torch.")} == before_torch
+
+
+def test_run_propagates_the_scripts_exit_and_errors(tmp_path):
+    (tmp_path / "exits.py").write_text("import sys\nsys.exit(3)\n")
+    with pytest.raises(SystemExit) as e:
+        run_script(tmp_path / "exits.py")
+    assert e.value.code == 3
+    (tmp_path / "fails.py").write_text("import torch\nraise ValueError('from the script')\n")
+    with pytest.raises(ValueError, match="from the script"):
+        run_script(tmp_path / "fails.py")
+    assert "torch" not in sys.modules or "lucid" not in repr(sys.modules["torch"])
+    with pytest.raises(FileNotFoundError, match="no such script"):
+        run_script(tmp_path / "missing.py")
+
+
+def test_python_dash_m_lucid_compat_run(tmp_path):
+    script = tmp_path / "hello.py"
+    script.write_text("import sys, torch\nprint(torch.__name__, torch.cuda.is_available(), sys.argv[1:])\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
+    done = subprocess.run([sys.executable, "-m", "lucid.compat.run", str(script), "x", "--y"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == f"lucid.compat.torch {torch_cuda()} ['x', '--y']"
+
+
+def torch_cuda() -> bool:
+    import lucid.compat.torch as torch
+    return torch.cuda.is_available()
