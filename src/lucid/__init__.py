@@ -20,9 +20,10 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, logdet, matrix_power, pinverse, slogdet)
 from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
-from . import linalg, nn, utils  # noqa: E402
+from . import fft, linalg, nn, utils  # noqa: E402
 from . import optim  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402
