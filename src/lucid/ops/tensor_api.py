@@ -9,14 +9,14 @@ result does not depend on the old value (no gradient flows through it).
 """
 from __future__ import annotations
 
-__all__ = ["numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
+__all__ = ["multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
 
 import math
 
 import mlx.core as mx
 import numpy as np
 
-from .. import _creation, _dtype
+from .. import _checks, _creation, _dtype
 from .._tensor import Tensor, _wrap
 
 
@@ -163,6 +163,44 @@ def _random_(self, from_=None, to=None, *, generator=None):
     return _fill_random(self, lambda s, d: _random_ints(s, lo, hi, generator))
 
 
+# ---------------------------------------------------------------------------------------------------- multinomial
+def _bad_distribution(v) -> RuntimeError:
+    return RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """Indices drawn from the categories of each row of ``input`` (non-negative weights, 1-d or 2-d), with
+    probabilities proportional to the weights; without ``replacement`` each category at most once per row (the
+    Gumbel top-k trick: the ``num_samples`` largest of log(w) + Gumbel noise; once the nonzero categories are used
+    up, zero-weight ones follow, as in PyTorch). Invalid weights (negative, inf,
+    nan, or an all-zero row) raise PyTorch's error at the next evaluation (MLX is lazy: lucid._checks)."""
+    w = input._st.data
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    if not _dtype.is_floating(w.dtype):
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.dtype_name(w.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples")
+    n = w.shape[-1]
+    if n == 0:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    w2 = w.reshape(-1, n).astype(mx.float32)
+    bad = mx.any(~mx.isfinite(w2) | (w2 < 0)) | mx.any(mx.sum(w2, axis=-1) <= 0)
+    _checks.check_later(bad, _bad_distribution, "multinomial")
+    logits = mx.log(mx.where(bad, 1.0, w2))  # safe values for MLX while the check is pending
+    key = _creation._key(generator)
+    if replacement:
+        out = mx.random.categorical(logits, axis=-1, num_samples=num_samples, key=key)
+    else:
+        noisy = logits + mx.random.gumbel(shape=logits.shape, key=key)
+        out = mx.argsort(-noisy, axis=-1)[:, :num_samples]
+    out = out.astype(mx.int64)
+    return _wrap(out.reshape(num_samples) if w.ndim == 1 else out)
+
+
 # ---------------------------------------------------------------------------------------------------- storage facts
 def _stride(self, dim: int | None = None):
     """Strides of a contiguous row-major layout, in elements (MLX tensors are always laid out that way here)."""
@@ -193,6 +231,7 @@ Tensor.cauchy_ = _cauchy_
 Tensor.geometric_ = _geometric_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.random_ = _random_
+Tensor.multinomial = multinomial
 Tensor.stride = _stride
 Tensor.is_contiguous = lambda self, memory_format=None: True
 Tensor.nbytes = property(lambda self: self._st.data.nbytes)
