@@ -50,3 +50,59 @@ def test_fold_unfold_modules():
     np.testing.assert_allclose(cols.detach().numpy(), ref.numpy())
     ref_fold = torch.nn.Fold((5, 4), (2, 3), padding=1, stride=(1, 2))(ref)
     np.testing.assert_allclose(fold(cols).detach().numpy(), ref_fold.numpy())
+
+
+GRID_CASES = [(mode, pad, align) for mode in ("bilinear", "nearest") for pad in ("zeros", "border", "reflection")
+              for align in (False, True)]
+
+
+@pytest.mark.parametrize("mode, padding_mode, align_corners", GRID_CASES, ids=str)
+@pytest.mark.parametrize("dims", [2, 3])
+def test_grid_sample_matches_pytorch(mode, padding_mode, align_corners, dims):
+    torch = pytest.importorskip("torch")
+    shape = (2, 3, 4, 5) if dims == 2 else (2, 2, 3, 4, 5)
+    a = RNG.normal(size=shape)
+    g = RNG.uniform(-1.4, 1.4, size=(2, 3, 4, dims) if dims == 2 else (2, 2, 3, 2, dims))
+    x, grid = lucid.tensor(a, requires_grad=True), lucid.tensor(g, requires_grad=True)
+    out = F.grid_sample(x, grid, mode, padding_mode, align_corners)
+    tx, tg = torch.tensor(a, requires_grad=True), torch.tensor(g, requires_grad=True)
+    ref = torch.nn.functional.grid_sample(tx, tg, mode, padding_mode, align_corners)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-10, atol=1e-12)
+    w = RNG.normal(size=ref.shape)
+    (out * lucid.tensor(w)).sum().backward()
+    (ref * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    if mode == "nearest":  # the grid has no gradient: PyTorch gives zeros, lucid leaves grid.grad None
+        assert grid.grad is None and not tg.grad.any()
+    else:
+        np.testing.assert_allclose(grid.grad.numpy(), tg.grad.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("padding_mode", ["zeros", "border", "reflection"])
+def test_grid_sample_gradcheck(padding_mode):
+    x = leaf(1, 2, 3, 4)
+    grid = leaf(1, 2, 3, 2, low=-1.2, high=1.2, seed=1)
+    check_grads(lambda a, g: F.grid_sample(a, g, padding_mode=padding_mode, align_corners=False), x, grid)
+
+
+def test_affine_grid_matches_pytorch_and_is_differentiable():
+    torch = pytest.importorskip("torch")
+    for size, shape in (((2, 3, 4, 5), (2, 2, 3)), ((1, 1, 2, 3, 4), (1, 3, 4))):
+        theta = RNG.normal(size=shape)
+        for align in (False, True):
+            out = F.affine_grid(lucid.tensor(theta), size, align_corners=align)
+            ref = torch.nn.functional.affine_grid(torch.tensor(theta), size, align_corners=align)
+            np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-10, atol=1e-12)
+    check_grads(lambda t: F.affine_grid(t, (1, 1, 3, 4), align_corners=False), leaf(1, 2, 3))
+    with pytest.warns(UserWarning, match="align_corners"):
+        F.affine_grid(lucid.tensor(RNG.normal(size=(1, 2, 3))), (1, 1, 2, 2))
+    with pytest.raises(ValueError, match="affine matrices"):
+        F.affine_grid(lucid.zeros(1, 3, 3), (1, 1, 2, 2), align_corners=False)
+
+
+def test_grid_sample_errors():
+    x = lucid.zeros(1, 1, 2, 2)
+    with pytest.raises(ValueError, match="padding_mode"):
+        F.grid_sample(x, lucid.zeros(1, 1, 1, 2), padding_mode="wrap", align_corners=False)
+    with pytest.raises(RuntimeError, match="size 2 in last dimension"):
+        F.grid_sample(x, lucid.zeros(1, 1, 1, 3), align_corners=False)
