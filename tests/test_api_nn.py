@@ -106,3 +106,53 @@ def test_grid_sample_errors():
         F.grid_sample(x, lucid.zeros(1, 1, 1, 2), padding_mode="wrap", align_corners=False)
     with pytest.raises(RuntimeError, match="size 2 in last dimension"):
         F.grid_sample(x, lucid.zeros(1, 1, 1, 3), align_corners=False)
+
+
+BAG_CASES = [("sum", False, None, False), ("mean", False, None, False), ("max", False, None, False),
+             ("sum", True, None, False), ("mean", False, 2, False), ("max", False, 2, True), ("sum", False, 2, True)]
+
+
+@pytest.mark.parametrize("mode, weighted, padding_idx, last", BAG_CASES, ids=str)
+@pytest.mark.parametrize("layout", ["1d", "2d"])
+def test_embedding_bag_matches_pytorch(mode, weighted, padding_idx, last, layout):
+    torch = pytest.importorskip("torch")
+    w = RNG.normal(size=(6, 3))
+    if layout == "2d":
+        if last:
+            pytest.skip("include_last_offset needs offsets")
+        idx, offsets = np.array([[1, 2, 2, 5], [0, 2, 4, 4]]), None
+    else:
+        idx, offsets = np.array([1, 2, 2, 5, 0, 2, 4, 3]), np.array([0, 3, 3, 6] + ([8] if last else []))
+    psw = RNG.uniform(0.5, 1.5, idx.shape) if weighted else None
+
+    def run(lib):
+        weight = lib.tensor(w, requires_grad=True)
+        sample_w = None if psw is None else lib.tensor(psw, requires_grad=True)
+        out = lib.nn.functional.embedding_bag(lib.tensor(idx), weight, None if offsets is None else lib.tensor(offsets),
+                                              mode=mode, per_sample_weights=sample_w, include_last_offset=last,
+                                              padding_idx=padding_idx)
+        (out * lib.tensor(np.arange(out.numel(), dtype=np.float64).reshape(tuple(out.shape)))).sum().backward()
+        grads = [weight.grad.numpy()] + ([] if sample_w is None else [sample_w.grad.numpy()])
+        return [out.detach().numpy()] + grads
+
+    for mine, ref in zip(run(lucid), run(torch)):
+        np.testing.assert_allclose(mine, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_embedding_bag_module_gradcheck_and_errors():
+    bag = nn.EmbeddingBag(5, 2, mode="sum").double()
+    idx, offsets = lucid.tensor([0, 4, 4, 1]), lucid.tensor([0, 2])
+    check_grads(lambda w, s: F.embedding_bag(idx, w, offsets, mode="sum", per_sample_weights=s),
+                leaf(5, 2), leaf(4, seed=1))
+    assert bag(idx, offsets).shape == (2, 2)
+    assert repr(nn.EmbeddingBag(5, 2)) == "EmbeddingBag(5, 2, mode='mean')"
+    with pytest.raises(IndexError, match="index out of range"):
+        bag(lucid.tensor([0, 5]), lucid.tensor([0]))
+    with pytest.raises(IndexError, match="index out of range"):  # a 2-D input's check is deferred to evaluation
+        bag(lucid.tensor([[0, 5]])).tolist()
+    with pytest.raises(RuntimeError, match="offsets\\[0\\] has to be 0"):
+        bag(idx, lucid.tensor([1, 2]))
+    with pytest.raises(ValueError, match="offsets has to be None"):
+        bag(idx.reshape(2, 2), offsets)
+    with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
+        F.embedding_bag(idx, bag.weight, offsets, mode="mean", per_sample_weights=lucid.ones(4))

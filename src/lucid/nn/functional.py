@@ -2,6 +2,7 @@
 module only gathers them under PyTorch's names."""
 from ..ops.activation import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
+from ..ops.embedding_bag import embedding_bag  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401  (relu comes from ops.activation: it takes inplace=)
 from ..ops.loss import *  # noqa: F401,F403
 from ..ops.nn_basic import *  # noqa: F401,F403
