@@ -156,3 +156,92 @@ def test_embedding_bag_module_gradcheck_and_errors():
         bag(idx.reshape(2, 2), offsets)
     with pytest.raises(NotImplementedError, match="only supported for mode='sum'"):
         F.embedding_bag(idx, bag.weight, offsets, mode="mean", per_sample_weights=lucid.ones(4))
+
+
+def _copy_params(src, dst):
+    import torch
+    with torch.no_grad():
+        for name, p in dst.named_parameters():
+            p.copy_(torch.tensor(dict(src.named_parameters())[name].detach().numpy()))
+
+
+def test_weight_norm_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    lin = nn.utils.weight_norm(nn.Linear(4, 3).double())
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight_g", "weight_v"]
+    tlin = torch.nn.utils.weight_norm(torch.nn.Linear(4, 3).double())
+    _copy_params(lin, tlin)
+    x = RNG.normal(size=(5, 4))
+    out, ref = lin(lucid.tensor(x)), tlin(torch.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    out.sum().backward()
+    ref.sum().backward()
+    np.testing.assert_allclose(lin.weight_g.grad.numpy(), tlin.weight_g.grad.numpy(), rtol=1e-10)
+    np.testing.assert_allclose(lin.weight_v.grad.numpy(), tlin.weight_v.grad.numpy(), rtol=1e-10)
+    conv = nn.utils.weight_norm(nn.Conv2d(2, 3, 3), dim=None)
+    assert conv.weight_g.shape == ()
+    nn.utils.remove_weight_norm(lin)
+    assert sorted(n for n, _ in lin.named_parameters()) == ["bias", "weight"]
+    np.testing.assert_allclose(lin(lucid.tensor(x)).detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+
+
+def test_spectral_norm_normalises_the_largest_singular_value():
+    lin = nn.utils.spectral_norm(nn.Linear(6, 4).double(), n_power_iterations=30)
+    assert sorted(lin.state_dict()) == ["bias", "weight_orig", "weight_u", "weight_v"]
+    x = lucid.tensor(RNG.normal(size=(2, 6)))
+    lin(x)
+    sigma = np.linalg.svd(lin.weight.detach().numpy(), compute_uv=False)[0]
+    assert abs(sigma - 1) < 1e-6
+    lin(x).sum().backward()
+    assert lin.weight_orig.grad is not None
+    nn.utils.remove_spectral_norm(lin)
+    assert "weight" in dict(lin.named_parameters())
+
+
+@pytest.mark.parametrize("kind, bidirectional", [("LSTM", False), ("GRU", True), ("RNN", False), ("LSTM", True)])
+def test_packed_sequences_through_rnns_match_pytorch(kind, bidirectional):
+    torch = pytest.importorskip("torch")
+    from lucid.nn.utils import rnn as R
+    lengths = [3, 5, 2]
+    seqs = [RNG.normal(size=(n, 4)) for n in lengths]
+    mine = getattr(nn, kind)(4, 3, num_layers=2, bidirectional=bidirectional).double()
+    ref = getattr(torch.nn, kind)(4, 3, num_layers=2, bidirectional=bidirectional).double()
+    _copy_params(mine, ref)
+    leaves = [lucid.tensor(s, requires_grad=True) for s in seqs]
+    tleaves = [torch.tensor(s, requires_grad=True) for s in seqs]
+    packed = R.pack_sequence(leaves, enforce_sorted=False)
+    tpacked = torch.nn.utils.rnn.pack_sequence(tleaves, enforce_sorted=False)
+    np.testing.assert_array_equal(packed.batch_sizes.numpy(), tpacked.batch_sizes.numpy())
+    np.testing.assert_allclose(packed.data.detach().numpy(), tpacked.data.detach().numpy())
+    out, hidden = mine(packed)
+    tout, thidden = ref(tpacked)
+    padded, lens = R.pad_packed_sequence(out, batch_first=True)
+    tpadded, tlens = torch.nn.utils.rnn.pad_packed_sequence(tout, batch_first=True)
+    np.testing.assert_array_equal(lens.numpy(), tlens.numpy())
+    np.testing.assert_allclose(padded.detach().numpy(), tpadded.detach().numpy(), rtol=1e-10, atol=1e-12)
+    h, th = (hidden[0], thidden[0]) if kind == "LSTM" else (hidden, thidden)
+    np.testing.assert_allclose(h.detach().numpy(), th.detach().numpy(), rtol=1e-10, atol=1e-12)
+    (padded.sum() + h.sum()).backward()
+    (tpadded.sum() + th.sum()).backward()
+    for a, b in zip(leaves, tleaves):
+        np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_pad_sequence_and_pack_round_trip():
+    from lucid.nn.utils import rnn as R
+    seqs = [lucid.tensor([1.0, 2.0, 3.0]), lucid.tensor([4.0]), lucid.tensor([5.0, 6.0])]
+    np.testing.assert_array_equal(R.pad_sequence(seqs, batch_first=True, padding_value=-1).numpy(),
+                                  [[1, 2, 3], [4, -1, -1], [5, 6, -1]])
+    np.testing.assert_array_equal(R.pad_sequence(seqs, padding_side="left").numpy(),
+                                  [[1, 0, 0], [2, 0, 5], [3, 4, 6]])
+    back = R.unpack_sequence(R.pack_sequence(seqs, enforce_sorted=False))
+    for a, b in zip(back, seqs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    padded = R.pad_sequence(seqs)
+    packed = R.pack_padded_sequence(padded, [3, 1, 2], enforce_sorted=False)
+    out, lengths = R.pad_packed_sequence(packed, total_length=4)
+    assert out.shape == (4, 3) and lengths.tolist() == [3, 1, 2]
+    with pytest.raises(RuntimeError, match="sorted in decreasing order"):
+        R.pack_padded_sequence(padded, [1, 3, 2])
+    check_grads(lambda t: R.pad_packed_sequence(R.pack_padded_sequence(t, [3, 1], batch_first=True),
+                                                batch_first=True)[0], leaf(2, 3, 2))
