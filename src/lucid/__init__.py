@@ -6,6 +6,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_mlx, fro
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, seed, tensor, zeros, zeros_like)
 from ._random import get_rng_state, set_rng_state
+from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
 from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
                      get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
                      uint8, uint16, uint32, uint64)
@@ -22,9 +23,13 @@ from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, logdet, matrix_power, pinverse, slogdet)
+from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.stats import *  # noqa: F401,F403
+from .ops.sets import *  # noqa: F401,F403
+from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
-from . import linalg, nn, utils  # noqa: E402
+from . import fft, linalg, nn, utils  # noqa: E402
 from . import optim  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402

@@ -29,7 +29,7 @@ def _infer_numpy(data, dtype=None) -> np.ndarray:
     if dtype is not None or isinstance(data, (np.ndarray, np.generic)):
         return arr
     if arr.dtype == np.float64:
-        return arr.astype(np.float32)
+        return arr.astype(_dtype.to_numpy_dtype(_dtype.get_default_dtype()))
     if arr.dtype == np.complex128:
         return arr.astype(np.complex64)
     if arr.dtype.kind in "iu":
@@ -116,11 +116,12 @@ def _shape(size) -> tuple:
     return tuple(builtins.int(s) for s in size)
 
 
-def _factory(make, size, dtype, device, requires_grad, default=mx.float32):
+def _factory(make, size, dtype, device, requires_grad, default=None):
     """``make(shape, dtype)`` after the checks every factory shares: the device, and a shape MLX can allocate
     (no negative dims, not more than the machine's memory: see ``_dtype.check_new_shape``)."""
     adopt_thread()  # make() builds an op before anything reads the grad mode
-    dtype = default if dtype is None else dtype
+    if dtype is None:
+        dtype = _dtype.get_default_dtype() if default is None else default
     if device is not None:
         _dtype.check_device(device, dtype)
     return _finish(make(_dtype.check_new_shape(_shape(size), dtype), dtype), requires_grad)
@@ -142,7 +143,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None)
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
     if dtype is None:
         dtype = mx.bool_ if isinstance(fill_value, bool) else (
-            mx.int64 if isinstance(fill_value, builtins.int) else mx.float32)
+            mx.int64 if isinstance(fill_value, builtins.int) else None)
     return _factory(lambda s, d: mx.full(s, fill_value, d), (size,) if isinstance(size, Number) else size, dtype,
                     device, requires_grad)
 
@@ -162,7 +163,7 @@ def arange(start, end=None, step=1, dtype=None, device=None, requires_grad: bool
     if dtype is None:
         is_int = all(isinstance(v, builtins.int) or (isinstance(v, Tensor) and not v.is_floating_point())
                      for v in (start, end, step))
-        dtype = mx.int64 if is_int else mx.float32
+        dtype = mx.int64 if is_int else _dtype.get_default_dtype()
     start, end, step = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
     if step == 0:
         raise RuntimeError("step must be nonzero")

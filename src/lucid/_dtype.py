@@ -80,6 +80,23 @@ def promote(a: mx.array, b: mx.array) -> tuple[mx.array, mx.array]:
     return a, b  # otherwise MLX's table is PyTorch's
 
 
+# the dtype of Python floats and of float factories (``lucid.set_default_dtype``); one for all threads, as in PyTorch
+_default_float = [mx.float32]
+
+
+def get_default_dtype():
+    """The floating-point dtype that ``tensor(1.0)``, ``zeros(...)``, ``rand(...)`` and new layers use."""
+    return _default_float[0]
+
+
+def set_default_dtype(d) -> None:
+    """Make ``d`` (float16, bfloat16, float32 or float64) the default floating-point dtype, as PyTorch's
+    ``torch.set_default_dtype``. Complex data stays complex64 (MLX has no complex128)."""
+    if not isinstance(d, mx.Dtype) or not is_floating(d):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default_float[0] = d
+
+
 def dtype_name(dtype) -> str:
     return str(dtype).replace("mlx.core.", "")
 

@@ -311,7 +311,7 @@ class Tensor:
 
     def __repr__(self):
         a = self._to_numpy()
-        body = np.array2string(a, separator=", ", prefix="Tensor(", threshold=1000, edgeitems=3)
+        body = np.array2string(a, separator=", ", prefix="Tensor(")  # (lucid.set_printoptions sets numpy's)
         extras = []
         if a.size == 0:
             extras.append(f"size={tuple(a.shape)}")

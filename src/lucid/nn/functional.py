@@ -2,10 +2,12 @@
 module only gathers them under PyTorch's names."""
 from ..ops.activation import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
+from ..ops.embedding_bag import embedding_bag  # noqa: F401
 from ..ops.elementwise import sigmoid, tanh  # noqa: F401  (relu comes from ops.activation: it takes inplace=)
 from ..ops.loss import *  # noqa: F401,F403
 from ..ops.nn_basic import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.pool import *  # noqa: F401,F403
 from ..ops.reduce import log_softmax, softmax  # noqa: F401
+from ..ops.sampling import affine_grid, grid_sample  # noqa: F401
 from .modules.attention import multi_head_attention_forward  # noqa: F401,E402

@@ -1,2 +1,4 @@
 """lucid's ops, one module per family. Each op is declared once with ``defop`` (see ``_core.py``)."""
-from . import _core, activation, conv, decomp, elementwise, index, linalg, loss, nn_basic, norm, pool, reduce, scan, shape, shape_inplace  # noqa: F401  (importing attaches the Tensor methods)
+from . import (  # noqa: F401  (importing attaches the Tensor methods)
+    _core, activation, conv, decomp, elementwise, embedding_bag, fft, index, linalg, loss, nn_basic, norm, pool, reduce,
+    sampling, scan, sets, shape, shape_inplace, stats, tensor_api)

@@ -8,9 +8,10 @@ already a fused kernel, and updates are never recorded on the autograd tape.
 from . import lr_scheduler
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
+from .lbfgs import LBFGS
 from .lion import Lion
 from .optimizer import Optimizer, required
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Lion", "lr_scheduler", "required"]
+           "Lion", "LBFGS", "lr_scheduler", "required"]

@@ -12,14 +12,15 @@ import math
 import numbers
 import warnings
 
-from ..._creation import empty, zeros
+from ..._creation import arange, empty, zeros
 from ..._tensor import Tensor
-from ...ops.elementwise import relu, sigmoid, tanh
+from ...ops.elementwise import relu, sigmoid, tanh, where
 from ...ops.linalg import addmm, mm
 from ...ops.nn_basic import dropout, linear
 from ...ops.shape import cat, stack
 from .. import init
 from ..parameter import Parameter
+from ..utils.rnn import PackedSequence, pack_padded_sequence, pad_packed_sequence
 from .module import Module
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "LSTM": 4, "GRU": 3}
@@ -224,8 +225,10 @@ class RNNBase(Module):
             self._check_hidden_size(states[0], self._expected_hidden_size(batch))
         return input, states, batched
 
-    def _direction(self, x: Tensor, state, names: list, reverse: bool):
-        """Run one direction of one layer over time-major ``x`` (L, N, in): (outputs (L, N, H_out), final state)."""
+    def _direction(self, x: Tensor, state, names: list, reverse: bool, masks=None):
+        """Run one direction of one layer over time-major ``x`` (L, N, in): (outputs (L, N, H_out), final state).
+        ``masks`` (packed input): per step, (N, 1) True for the sequences that have that step; the others keep
+        their state and output zeros, so each final state is the one at the sequence's own end."""
         params = dict(zip((n.rsplit("_l", 1)[0] for n in names), (getattr(self, n) for n in names)))
         b_ih, b_hh = params.get("bias_ih"), params.get("bias_hh")
         if b_hh is not None and self.mode != "GRU":  # only added: fold it into the input projection
@@ -235,14 +238,35 @@ class RNNBase(Module):
         w_hr_t = params["weight_hr"].t() if "weight_hr" in params else None
         step = _STEPS[self.mode]
         outputs = []
-        for xw in (reversed(steps) if reverse else steps):
-            state = step(xw, state, w_hh_t, b_hh, w_hr_t)
-            outputs.append(_output(state))
+        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+        for t in order:
+            new = step(steps[t], state, w_hh_t, b_hh, w_hr_t)
+            if masks is None:
+                state = new
+                outputs.append(_output(state))
+                continue
+            m = masks[t]
+            state = tuple(where(m, a, b) for a, b in zip(new, state)) if isinstance(new, tuple) else where(m, new, state)
+            outputs.append(where(m, _output(new), 0.0))
         if reverse:
             outputs.reverse()
         return stack(outputs, 0), state
 
-    def _run(self, input: Tensor, hx, name: str):
+    def _run(self, input, hx, name: str):
+        if isinstance(input, PackedSequence):  # run on the padded batch, masking each sequence past its length
+            padded, lengths = pad_packed_sequence(input)
+            steps = arange(padded.shape[0]).reshape(-1, 1, 1)
+            masks = (steps < lengths.reshape(1, -1, 1)).unbind(0)
+            batch_first, self.batch_first = self.batch_first, False
+            try:
+                out, hidden = self._run_padded(padded, hx, name, masks)
+            finally:
+                self.batch_first = batch_first
+            packed = pack_padded_sequence(out, lengths, enforce_sorted=False)
+            return input._replace(data=packed.data), hidden
+        return self._run_padded(input, hx, name, None)
+
+    def _run_padded(self, input: Tensor, hx, name: str, masks):
         x, states, batched = self._prepare(input, hx, name)
         per_direction = [s.unbind(0) for s in states]  # one list per state kind, indexed by layer * D + direction
         num_directions = 2 if self.bidirectional else 1
@@ -252,7 +276,7 @@ class RNNBase(Module):
             for direction in range(num_directions):
                 k = layer * num_directions + direction
                 state = tuple(s[k] for s in per_direction) if self.mode == "LSTM" else per_direction[0][k]
-                out, state = self._direction(x, state, self._all_weights[k], reverse=direction == 1)
+                out, state = self._direction(x, state, self._all_weights[k], reverse=direction == 1, masks=masks)
                 outputs.append(out)
                 finals.append(state if isinstance(state, tuple) else (state,))
             x = outputs[0] if num_directions == 1 else cat(outputs, -1)

@@ -44,6 +44,9 @@ def _check_bool(name: str, value, error=ValueError) -> None:
         raise error(f"{name} should be a boolean value, but got {name}={value}")
 
 
+_CHUNK = 1024  # indices drawn at a time with replacement
+
+
 class RandomSampler(Sampler):
     """Random indices: a fresh permutation per pass (``num_samples`` beyond ``len(data_source)`` chains several
     permutations), or ``num_samples`` independent draws with ``replacement=True``."""
@@ -64,8 +67,9 @@ class RandomSampler(Sampler):
     def __iter__(self) -> Iterator[int]:
         n, count = len(self.data_source), self.num_samples
         rng = numpy_rng(self.generator)
-        if self.replacement:
-            yield from rng.integers(0, n, size=count).tolist()
+        if self.replacement:  # drawn lazily, a chunk at a time: num_samples may be far more than fits in memory
+            for start in range(0, count, _CHUNK):
+                yield from rng.integers(0, n, size=min(_CHUNK, count - start)).tolist()
             return
         for _ in range(count // n):
             yield from rng.permutation(n).tolist()

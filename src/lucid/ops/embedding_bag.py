@@ -1,0 +1,96 @@
+"""``embedding_bag``: sums, means or maxima of bags of embedding rows without materialising the per-token output
+the way ``embedding(...).sum(...)`` over a ragged batch would need.
+
+Bags are the rows of a 2-D input, or the runs of a 1-D input that start at ``offsets``. The offsets are read (a
+sync, as PyTorch's CPU kernel validates them too) to lay the bags out as a padded (bags, longest bag) table of
+token positions; the token indices themselves stay lazy and go through ``embedding`` (and so through
+``lucid._checks.checked_index``). Everything after the lookup is differentiable lucid ops: gradients reach the
+weight (and ``per_sample_weights``) as in PyTorch, with max sending each bag's gradient to its maximum.
+"""
+from __future__ import annotations
+
+__all__ = ["embedding_bag"]
+
+import mlx.core as mx
+import numpy as np
+
+from .._checks import mark_known
+from .._tensor import Tensor, _wrap
+from .elementwise import clamp, where
+from .index import index_select
+from .nn_basic import embedding
+
+
+def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(positions, valid): for each bag, the positions of its tokens in the flattened input, padded to the longest
+    bag (padding entries point at position 0 and are not valid)."""
+    if input.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of fixed "
+                             f"length sequences. However, found offsets of type {type(offsets).__name__}")
+        b, length = input.shape
+        return np.arange(b * length).reshape(b, length), np.ones((b, length), bool)
+    if input.ndim != 1:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {input.ndim}")
+    if offsets is None:
+        raise ValueError("offsets has to be a 1D Tensor but got None")
+    if offsets.ndim != 1:
+        raise ValueError("offsets has to be a 1D Tensor")
+    total = input.shape[0]
+    off = offsets._to_numpy().astype(np.int64)
+    if off.size and off[0] != 0:
+        raise RuntimeError("offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start from "
+                           f"position 0. However, got {off[0]}")
+    if (np.diff(off) < 0).any() or (off.size and off[-1] > total):
+        raise RuntimeError(f"offsets must be non-decreasing and at most the number of indices ({total}), got "
+                           f"{off.tolist()}")
+    starts, ends = (off[:-1], off[1:]) if include_last_offset else (off, np.append(off[1:], total))
+    lengths = ends - starts
+    longest = int(lengths.max()) if lengths.size else 0
+    j = np.arange(longest)
+    valid = j[None, :] < lengths[:, None]
+    return np.where(valid, starts[:, None] + j[None, :], 0), valid
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq: bool = False,
+                  mode: str = "mean", sparse: bool = False, per_sample_weights=None,
+                  include_last_offset: bool = False, padding_idx=None) -> Tensor:
+    """(bags, embedding_dim): the ``mode`` ("sum", "mean" or "max") of the rows of ``weight`` looked up by each
+    bag's indices. ``per_sample_weights`` (input's shape, "sum" only) scale each row; entries equal to
+    ``padding_idx`` are left out of their bag (and of its count for "mean"); an empty bag gives zeros."""
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None:
+        if mode != "sum":
+            raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                      f"supported for mode='sum' (got mode='{mode}'). Please open a feature request "
+                                      "on GitHub.")
+        if tuple(per_sample_weights.shape) != tuple(input.shape):
+            raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
+                             f"then it must have the same shape as the input ({list(input.shape)})")
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    positions, valid = _layout(input, offsets, include_last_offset)
+    bags, longest = positions.shape
+    dim = weight.shape[1]
+    if longest == 0:
+        return _wrap(mx.zeros((bags, dim), weight.dtype))
+    flat = input if input.ndim == 1 else input.reshape(-1)  # (a 1-d input keeps host values checked at once)
+    if padding_idx is not None:
+        padding_idx %= weight.shape[0]
+    rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (tokens, dim)
+    pos = _wrap(mark_known(mx.array(positions.reshape(-1), dtype=mx.int64)))  # host values: checked at once
+    table = index_select(rows, 0, pos).reshape(bags, longest, dim)
+    mask = _wrap(mx.array(valid))
+    if padding_idx is not None:
+        mask = mask & (index_select(flat, 0, pos).reshape(bags, longest) != padding_idx)
+    mask = mask.unsqueeze(-1)
+    count = mask.sum(1)  # (bags, 1)
+    if mode == "max":
+        best = where(mask, table, float("-inf")).max(1).values
+        return where(count > 0, best, 0.0)
+    if per_sample_weights is not None:
+        table = table * index_select(per_sample_weights.reshape(-1), 0, pos).reshape(bags, longest, 1)
+    total = where(mask, table, 0.0).sum(1)
+    return total if mode == "sum" else total / clamp(count, 1).to(total.dtype)
+

@@ -1,0 +1,280 @@
+"""Tensor methods and small functions that ported programs call: ``new_zeros/new_ones/new_full/new_empty/
+new_tensor``, the in-place random fills (``normal_``, ``uniform_``, ``exponential_``, ``random_``, ``bernoulli_``,
+``cauchy_``, ``log_normal_``, ``geometric_``), storage facts (``stride``, ``nbytes``, ``itemsize``, ``is_mps``,
+``is_xpu``), and ``numel``, ``is_tensor``, ``is_floating_point``, ``set_printoptions``.
+
+The random fills draw from lucid's generator (or the ``generator`` given) and replace the tensor's value in place:
+as in PyTorch they are errors on a leaf that requires grad outside ``no_grad`` (``nn.init`` runs under it), and the
+result does not depend on the old value (no gradient flows through it).
+"""
+from __future__ import annotations
+
+__all__ = ["multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
+
+import math
+
+import mlx.core as mx
+import numpy as np
+
+from .. import _checks, _creation, _dtype
+from .._tensor import Tensor, _wrap
+
+
+# ---------------------------------------------------------------------------------------------------- new_*
+def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
+    return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+
+
+def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
+    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+
+
+def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
+
+
+def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """MLX has no uninitialised memory: zeros."""
+    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
+              pin_memory=False):
+    return _creation.full(size, fill_value, device=device, **_like(self, dtype, requires_grad))
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given."""
+    if isinstance(data, Tensor):
+        data = data.detach()
+    return _creation.tensor(data, device=device, **_like(self, dtype, requires_grad))
+
+
+# ---------------------------------------------------------------------------------------------------- random fills
+def _uniform01(shape, dtype, generator) -> mx.array:
+    """Uniform on [0, 1) in ``dtype`` (MLX's sampler has no float64 kernel: drawn in float32 and cast)."""
+    draw_dtype = mx.float32 if dtype == mx.float64 or not _dtype.is_floating(dtype) else dtype
+    return mx.random.uniform(shape=shape, dtype=draw_dtype, key=_creation._key(generator)).astype(
+        dtype if _dtype.is_floating(dtype) else mx.float32)
+
+
+def _fill_random(self: Tensor, draw) -> Tensor:
+    """Replace the value by ``draw(shape, dtype)`` (an MLX array), in place."""
+    arr = self._st.data
+    value = _wrap(draw(arr.shape, arr.dtype).astype(arr.dtype))
+    return self._inplace(lambda old: value)
+
+
+def _float_fill(name: str, self: Tensor) -> None:
+    if not _dtype.is_floating(self.dtype):
+        raise RuntimeError(f"{name} expects a floating point tensor, but got {_dtype.dtype_name(self.dtype)}")
+
+
+def _uniform_(self, from_=0.0, to=1.0, *, generator=None, **kwargs):
+    """Fill with samples of U[from, to)."""
+    from_ = kwargs.pop("from", from_)
+    _float_fill("uniform_", self)
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={from_} > to={to}")
+    return _fill_random(self, lambda s, d: _uniform01(s, d, generator) * (to - from_) + from_)
+
+
+def _normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with samples of N(mean, std²)."""
+    _float_fill("normal_", self)
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    draw_dtype = lambda d: mx.float32 if d == mx.float64 else d  # noqa: E731
+    return _fill_random(self, lambda s, d: mx.random.normal(shape=s, dtype=draw_dtype(d),
+                                                            key=_creation._key(generator)).astype(d) * std + mean)
+
+
+def _log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with exp of N(mean, std²) samples."""
+    _float_fill("log_normal_", self)
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _fill_random(self, lambda s, d: mx.exp(mx.random.normal(shape=s, key=_creation._key(generator)).astype(d)
+                                                  * std + mean))
+
+
+def _exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with samples of Exp(lambd): -log(1 - U) / lambd."""
+    _float_fill("exponential_", self)
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _fill_random(self, lambda s, d: -mx.log1p(-_uniform01(s, d, generator)) / lambd)
+
+
+def _cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with samples of Cauchy(median, sigma): median + sigma tan(pi (U - 1/2))."""
+    _float_fill("cauchy_", self)
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma}")
+    return _fill_random(self, lambda s, d: median + sigma * mx.tan(math.pi * (_uniform01(s, d, generator) - 0.5)))
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p}")
+    return _fill_random(self, lambda s, d: mx.ceil(mx.log1p(-_uniform01(s, mx.float32, generator)) / math.log1p(-p)))
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 (probability ``p``: a number or a tensor broadcastable to this one) or 0."""
+    prob = p._st.data if isinstance(p, Tensor) else p
+    if not isinstance(prob, mx.array) and not 0 <= prob <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
+    return _fill_random(self, lambda s, d: _uniform01(s, mx.float32, generator) < prob)
+
+
+def _random_bounds(dtype, from_, to) -> tuple:
+    """[from, to) of ``random_``: PyTorch's defaults are [0, 2**mantissa] for floats and [0, max] for integers."""
+    if to is None:
+        if from_ is not None:  # random_(to)
+            return 0, from_
+        if dtype == mx.bool_:
+            return 0, 2
+        if _dtype.is_floating(dtype):
+            return 0, 2 ** {mx.float16: 11, mx.bfloat16: 8, mx.float32: 24}.get(dtype, 53) + 1
+        return 0, int(np.iinfo(_dtype.to_numpy_dtype(dtype)).max) + 1
+    return (0 if from_ is None else from_), to
+
+
+def _random_ints(shape, lo: int, hi: int, generator) -> mx.array:
+    """Integers uniform on [lo, hi) as int64. MLX draws int32: a range up to 2**31 is drawn directly, a wider one
+    from 64 random bits (three 31-bit draws) reduced modulo the range (the bias is below range / 2**62)."""
+    key = _creation._key(generator)
+    if hi - lo <= 2 ** 31:
+        return mx.random.randint(0, hi - lo, shape=shape, key=key).astype(mx.int64) + lo
+    a, b, c = mx.random.randint(0, 2 ** 31 - 1, shape=(3, *shape), key=key).astype(mx.uint64)
+    u = (a << 33) ^ (b << 2) ^ c
+    return (u % mx.array(np.uint64(hi - lo))).astype(mx.int64) + lo
+
+
+def _random_(self, from_=None, to=None, *, generator=None):
+    """Fill with integers drawn uniformly from [from, to) (``random_(to)``: [0, to); no bounds: [0, 2**mantissa]
+    for floats, [0, max] for integers)."""
+    lo, hi = _random_bounds(self.dtype, from_, to)
+    if lo >= hi:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    return _fill_random(self, lambda s, d: _random_ints(s, lo, hi, generator))
+
+
+# ---------------------------------------------------------------------------------------------------- multinomial
+def _bad_distribution(v) -> RuntimeError:
+    return RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+
+
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None) -> Tensor:
+    """Indices drawn from the categories of each row of ``input`` (non-negative weights, 1-d or 2-d), with
+    probabilities proportional to the weights; without ``replacement`` each category at most once per row (the
+    Gumbel top-k trick: the ``num_samples`` largest of log(w) + Gumbel noise; once the nonzero categories are used
+    up, zero-weight ones follow, as in PyTorch). Invalid weights (negative, inf,
+    nan, or an all-zero row) raise PyTorch's error at the next evaluation (MLX is lazy: lucid._checks)."""
+    w = input._st.data
+    if w.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
+    if not _dtype.is_floating(w.dtype):
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.dtype_name(w.dtype)}")
+    if num_samples <= 0:
+        raise RuntimeError(f"cannot sample n_sample <= 0 samples")
+    n = w.shape[-1]
+    if n == 0:
+        raise RuntimeError("number of categories cannot exceed 2^24")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    w2 = w.reshape(-1, n).astype(mx.float32)
+    bad = mx.any(~mx.isfinite(w2) | (w2 < 0)) | mx.any(mx.sum(w2, axis=-1) <= 0)
+    _checks.check_later(bad, _bad_distribution, "multinomial")
+    logits = mx.log(mx.where(bad, 1.0, w2))  # safe values for MLX while the check is pending
+    key = _creation._key(generator)
+    if replacement:
+        out = mx.random.categorical(logits, axis=-1, num_samples=num_samples, key=key)
+    else:
+        noisy = logits + mx.random.gumbel(shape=logits.shape, key=key)
+        out = mx.argsort(-noisy, axis=-1)[:, :num_samples]
+    out = out.astype(mx.int64)
+    return _wrap(out.reshape(num_samples) if w.ndim == 1 else out)
+
+
+# ---------------------------------------------------------------------------------------------------- storage facts
+def _stride(self, dim: int | None = None):
+    """Strides of a contiguous row-major layout, in elements (MLX tensors are always laid out that way here)."""
+    shape = self.shape
+    strides, n = [], 1
+    for s in reversed(shape):
+        strides.append(n)
+        n *= max(s, 1)
+    strides = tuple(reversed(strides))
+    if dim is None:
+        return strides
+    if not -len(shape) <= dim < max(len(shape), 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, {len(shape) - 1}], but "
+                         f"got {dim})")
+    return strides[dim] if shape else 1
+
+
+Tensor.new_zeros = _new_zeros
+Tensor.new_ones = _new_ones
+Tensor.new_empty = _new_empty
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
+Tensor.uniform_ = _uniform_
+Tensor.normal_ = _normal_
+Tensor.log_normal_ = _log_normal_
+Tensor.exponential_ = _exponential_
+Tensor.cauchy_ = _cauchy_
+Tensor.geometric_ = _geometric_
+Tensor.bernoulli_ = _bernoulli_
+Tensor.random_ = _random_
+Tensor.multinomial = multinomial
+Tensor.stride = _stride
+Tensor.is_contiguous = lambda self, memory_format=None: True
+Tensor.nbytes = property(lambda self: self._st.data.nbytes)
+Tensor.itemsize = property(lambda self: self._st.data.itemsize)
+Tensor.is_xpu = property(lambda self: False)
+Tensor.is_mps = property(lambda self: self.device.type == "gpu" and mx.metal.is_available())
+
+
+# ---------------------------------------------------------------------------------------------------- functions
+def numel(input) -> int:
+    return input.numel()
+
+
+def is_tensor(obj) -> bool:
+    return isinstance(obj, Tensor)
+
+
+def is_floating_point(input) -> bool:
+    return input.is_floating_point()
+
+
+def is_complex(input) -> bool:
+    return input.is_complex()
+
+
+_PRESETS = {"default": dict(precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None),
+            "short": dict(precision=2, threshold=1000, edgeitems=2, linewidth=80, sci_mode=None),
+            "full": dict(precision=4, threshold=math.inf, edgeitems=3, linewidth=80, sci_mode=None)}
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """How tensors print (PyTorch's options, applied to numpy's printer, which lucid's repr uses): ``precision``
+    digits, summarise above ``threshold`` elements showing ``edgeitems`` per edge, ``linewidth`` characters per
+    line, ``sci_mode`` True/False forces or forbids scientific notation; ``profile`` "default", "short" or "full"
+    sets all of them first."""
+    opts = dict(_PRESETS[profile]) if profile is not None else {}
+    for k, v in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                 ("linewidth", linewidth), ("sci_mode", sci_mode)):
+        if v is not None:
+            opts[k] = v
+    if "threshold" in opts and opts["threshold"] == math.inf:
+        opts["threshold"] = np.iinfo(np.int64).max
+    if "sci_mode" in opts:
+        opts["suppress"] = opts.pop("sci_mode") is False
+    np.set_printoptions(**opts)
