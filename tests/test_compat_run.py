@@ -101,3 +101,22 @@ def test_python_dash_m_lucid_compat_run(tmp_path):
 def torch_cuda() -> bool:
     import lucid.compat.torch as torch
     return torch.cuda.is_available()
+
+
+def test_lucid_run_command(tmp_path, capsys):
+    from lucid.cli import main
+    script = tmp_path / "probe.py"
+    script.write_text("import sys, torch\n"
+                      "x = torch.tensor([1.0, 2.0], requires_grad=True)\n"
+                      "g = torch.autograd.grad((x * x).sum(), x)[0]\n"  # PyTorch's tuple: [0] is the gradient
+                      "print(g.tolist(), sys.argv[1:])\n"
+                      "sys.exit(int(sys.argv[1]))\n")
+    assert main(["run", str(script), "0", "--flag"]) == 0
+    assert capsys.readouterr().out.strip() == "[2.0, 4.0] ['0', '--flag']"
+    assert main(["run", str(script), "3"]) == 3
+    assert main(["run", str(tmp_path / "missing.py")]) == 2
+    assert "no such script" in capsys.readouterr().err
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "LUCID_OPENBLAS": "0"}
+    done = subprocess.run([sys.executable, "-m", "lucid", "run", str(script), "0"], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[2.0, 4.0] ['0']", done.stderr

@@ -5,6 +5,7 @@
     lucid sample MODEL --from DIR         generate from a trained gpt, lstm_lm, vae or dcgan
     lucid eval MODEL --from DIR           the test metric of a checkpoint
     lucid info                            versions, device, BLAS
+    lucid run SCRIPT [ARGS...]            a PyTorch program, unchanged, with ``torch`` resolved to lucid.compat.torch
 
 ``main(argv)`` runs in-process and returns the exit status (0 ok, 2 bad input, 130 stopped by Ctrl-C).
 """
@@ -63,6 +64,12 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.add_argument("model", choices=names, metavar="MODEL", help="one of: " + ", ".join(names))
     evaluate.add_argument("--from", dest="run", required=True, metavar="DIR", help="a lucid train output directory")
     sub.add_parser("info", help="versions, device, BLAS, optional packages")
+
+    run = sub.add_parser("run", help="run a PyTorch script unchanged on lucid", description=(
+        "Run SCRIPT as `python SCRIPT ARGS...` would, with `import torch` (and every torch.* submodule) resolved to "
+        "lucid's PyTorch-compatibility layer, lucid.compat.torch. The script's exit status is the command's."))
+    run.add_argument("script", metavar="SCRIPT", help="a Python file")
+    run.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help="the script's own arguments")
     return parser
 
 
@@ -210,7 +217,24 @@ def cmd_info(args) -> int:
     return 0
 
 
-COMMANDS = {"models": cmd_models, "train": cmd_train, "sample": cmd_sample, "eval": cmd_eval, "info": cmd_info}
+def cmd_run(args) -> int:
+    from ..compat.run import run_script
+    try:
+        run_script(args.script, args.args)
+    except FileNotFoundError as e:
+        print(f"{e}", file=sys.stderr)
+        return 2
+    except SystemExit as e:  # the script's own exit status
+        code = e.code
+        if code is None or isinstance(code, int):
+            return code or 0
+        print(code, file=sys.stderr)
+        return 1
+    return 0
+
+
+COMMANDS = {"models": cmd_models, "train": cmd_train, "sample": cmd_sample, "eval": cmd_eval, "info": cmd_info,
+            "run": cmd_run}
 
 
 def main(argv: list[str] | None = None) -> int:
