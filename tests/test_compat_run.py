@@ -14,7 +14,8 @@ from lucid.compat.run import run_script
 
 SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
-CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": []}
+CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
+         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": []}
 
 
 def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
