@@ -1,7 +1,8 @@
 """nanoGPT, shrunk: causal self-attention with F.scaled_dot_product_attention, AdamW with decay groups (and
 nanoGPT's check for a `fused` option), torch.compile(model) on its default path, the CUDA/autocast/GradScaler
 boilerplate, estimate_loss under eval()/no_grad, a checkpoint saved and loaded back (stripping `_orig_mod.`),
-and greedy generate."""
+and generate sampling
+with torch.multinomial after top-k."""
 import inspect
 import math
 import os
@@ -100,7 +101,8 @@ class GPT(nn.Module):
             if top_k is not None:
                 v, _ = torch.topk(logits, min(top_k, logits.size(-1)))
                 logits[logits < v[:, [-1]]] = -float("Inf")
-            idx_next = torch.argmax(F.softmax(logits, dim=-1), dim=-1, keepdim=True)  # greedy: reproducible
+            probs = F.softmax(logits, dim=-1)
+            idx_next = torch.multinomial(probs, num_samples=1)
             idx = torch.cat((idx, idx_next), dim=1)
         return idx
 
@@ -180,9 +182,12 @@ def main():
     start = torch.tensor(data[:4], dtype=torch.long, device=device)[None, ...]
     with torch.no_grad():
         with ctx:
-            y = sampler.generate(start, 8, temperature=0.8, top_k=10)
-    print(f"GPT: loss {losses[-1]:.4f}, val {val_loss:.4f}, sample {y[0].tolist()}")
-    report(args, losses=losses, val_loss=val_loss, sample=y[0].tolist())
+            y = sampler.generate(start.repeat(3, 1), 8, temperature=0.8, top_k=10)
+            greedy = sampler.generate(start, 8, top_k=1)  # sampling from one token: reproducible in any library
+    assert y.shape == (3, 12) and bool(((y >= 0) & (y < vocab_size)).all())
+    assert torch.equal(y[:, :4], start.repeat(3, 1))
+    print(f"GPT: loss {losses[-1]:.4f}, val {val_loss:.4f}, samples {y[:, 4:].tolist()}")
+    report(args, losses=losses, val_loss=val_loss, greedy=greedy[0].tolist())
 
 
 if __name__ == "__main__":
