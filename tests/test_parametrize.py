@@ -242,7 +242,14 @@ def test_spectral_norm_parametrization_normalises_and_gradchecks():
         parametrizations.spectral_norm(nn.Linear(2, 2), n_power_iterations=0)
 
 
-def test_reachable_as_torch_nn_utils_parametrize():
-    import lucid.compat.torch as torch
-    from lucid.compat.run import run_script  # noqa: F401  (the aliases serve torch.nn.utils.* under lucid run)
-    assert torch.nn.utils.parametrize is parametrize and torch.nn.utils.parametrizations is parametrizations
+def test_reachable_as_torch_nn_utils_parametrize(tmp_path):
+    from lucid.compat.run import run_script
+    script = tmp_path / "probe.py"
+    script.write_text("import torch\n"
+                      "import torch.nn.utils.parametrize as P\n"
+                      "from torch.nn.utils.parametrizations import spectral_norm, weight_norm\n"
+                      "m = weight_norm(torch.nn.Linear(3, 2))\n"
+                      "assert P.is_parametrized(m, 'weight') and type(m).__name__ == 'ParametrizedLinear'\n"
+                      "assert 'parametrizations.weight.original1' in m.state_dict()\n"
+                      "spectral_norm(torch.nn.Conv2d(1, 2, 3))(torch.zeros(1, 1, 4, 4))\n")
+    run_script(script)
