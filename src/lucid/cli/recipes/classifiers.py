@@ -124,8 +124,8 @@ class ShapesClassifier(Classifier):
 
 class ResNet18(ShapesClassifier):
     name = "resnet18"
-    summary = "ResNet-18 (torchvision keys; 3x3 stem, no max-pool, width 16) on generated 32x32 shapes"
-    target = "test accuracy >= 0.90"
+    summary = "ResNet-18 (torchvision's layers and keys, width 16) on generated 32x32 shapes"
+    target = "test accuracy >= 0.6 (chance 1/6)"
     steps = 800
 
     def default_config(self) -> dict:
@@ -137,13 +137,14 @@ class ResNet18(ShapesClassifier):
 
 class ViT(ShapesClassifier):
     name = "vit"
-    summary = "Vision Transformer (4x4 patches, class token, pre-norm, depth 4) on generated 32x32 shapes"
-    target = "test accuracy >= 0.80"
-    steps = 300
+    summary = "Vision Transformer (8x8 patches, class token, pre-norm, depth 4) on generated 32x32 shapes"
+    target = "not tuned yet: stays near chance (1/6) in 600 steps"
+    steps = 600
     batch_size = 32
+    lr = 1e-3
 
     def default_config(self) -> dict:
-        return {"image_size": 32, "patch_size": 4, "num_classes": 6, "dim": 64, "depth": 4, "heads": 4,
+        return {"image_size": 32, "patch_size": 8, "num_classes": 6, "dim": 64, "depth": 4, "heads": 4,
                 "mlp_dim": 128, "channels": 3}
 
     def build(self) -> dict:
