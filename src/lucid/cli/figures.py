@@ -41,14 +41,14 @@ def loss_curves(plt, rows: list[dict], train_keys: list[str], eval_keys: list[st
     if all(r[k] > 0 for r in rows for k in train_keys if r.get(k) is not None):
         axes[0].set_yscale("log")
     axes[0].set_xlabel("step")
-    axes[0].set_title("training loss (mean since the last row)")
+    axes[0].set_title("training loss (running mean)")
     axes[0].legend()
     for key in eval_keys:
         evaluated = [r for r in rows if r.get(key) is not None]
         axes[1].plot([r["step"] for r in evaluated], [r[key] for r in evaluated], marker="o", markersize=3,
                      label=key)
     axes[1].set_xlabel("step")
-    axes[1].set_title("evaluation")
+    axes[1].set_title("test metrics (periodic evaluation)")
     axes[1].legend()
     for ax in axes:
         ax.grid(alpha=0.3)

@@ -118,7 +118,7 @@ class DCGAN(DigitsGenerator):
     eval_every = 250
 
     def default_config(self) -> dict:
-        return {"nz": 32, "ngf": 32, "ndf": 32, "nc": 1, "image_size": 16}
+        return {"nz": 32, "ngf": 16, "ndf": 16, "nc": 1, "image_size": 16}
 
     def build(self) -> dict:
         netG, netD = models.dcgan(**self.config)
