@@ -118,8 +118,9 @@ class DistributedDataParallel(Module):
         if syncing:
             pending = [b for b in self._buckets if b.ready]
             if pending:
-                names = {id(p): n for n, p in self.module.named_parameters()}
-                missing = [names[id(p)] for b in pending for p in b.params if id(p) not in b.ready]
+                missing = [n for n, p in self.module.named_parameters()
+                           if id(p) in self._bucket_of and self._bucket_of[id(p)].ready
+                           and id(p) not in self._bucket_of[id(p)].ready]
                 for b in pending:
                     b.ready.clear()
                 raise RuntimeError(_UNUSED.format(", ".join(missing)))
