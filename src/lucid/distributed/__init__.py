@@ -20,6 +20,8 @@ and ``Work.wait()`` (``async_op=True``) evaluate at once. Ops outside MLX's coll
 from __future__ import annotations
 
 import enum
+import os
+from pathlib import Path
 
 import mlx.core as mx
 
@@ -113,7 +115,10 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     if name not in _BACKENDS:
         raise ValueError(f"Invalid backend: {backend!r}; MLX's backends are {', '.join(map(repr, _BACKENDS))}")
     try:
-        g = mx.distributed.init(strict=backend is not None and name != "any", backend=name)
+        if _launched_alone():  # `mlx.launch -n 1` hands MLX an empty hostfile, which its backends reject
+            g = mx.distributed.init(strict=False, backend="mpi")
+        else:
+            g = mx.distributed.init(strict=backend is not None and name != "any", backend=name)
     except RuntimeError as e:
         raise RuntimeError(f"init_process_group(backend={backend!r}): MLX could not start it ({e}). Start the "
                            f"processes with `mlx.launch -n N --backend {name} --python $(which python) script.py`, "
@@ -123,6 +128,17 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             raise ValueError(f"init_process_group: {what}={given}, but mlx.launch started this process with "
                              f"{what} {actual}")
     _World.group = group.WORLD = ProcessGroup(g, name)
+
+
+def _launched_alone() -> bool:
+    """True in the single process of ``mlx.launch -n 1`` (a rank, and a hostfile that names no peers)."""
+    path = os.environ.get("MLX_HOSTFILE")
+    if os.environ.get("MLX_RANK") != "0" or not path:
+        return False
+    try:
+        return not Path(path).read_text().strip()
+    except OSError:
+        return False
 
 
 def destroy_process_group(group=None) -> None:
