@@ -168,3 +168,13 @@ def test_distributed_sampler_shuffles_per_epoch_and_defaults_to_the_group(world_
     assert first == list(s) and sorted(first) == list(range(50))
     s.set_epoch(1)
     assert list(s) != first
+
+
+def test_lucid_train_distributed_alone_is_a_world_of_one(tmp_path):
+    from lucid.cli import main
+    try:
+        assert main(["train", "mlp", "--steps", "2", "--eval-every", "2", "--distributed", "--quiet",
+                     "--out", str(tmp_path)]) == 0
+        assert dist.get_world_size() == 1 and (tmp_path / "model.safetensors").exists()
+    finally:
+        dist.destroy_process_group()
