@@ -34,6 +34,8 @@ from . import optim  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402
 from . import datasets  # noqa: E402
+from . import distributed  # noqa: E402
+from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 

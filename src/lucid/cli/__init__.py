@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="DIR", help="continue from the checkpoint in DIR")
     train.add_argument("--device", choices=["cpu", "gpu"], default=None, help="where to run (default: MLX's)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--distributed", action="store_true", help=(
+        "data-parallel training over the processes started by mlx.launch (DistributedDataParallel; each process "
+        "trains on its share of every batch; rank 0 writes the outputs)"))
 
     sample = sub.add_parser("sample", help="generate from a trained model")
     sample.add_argument("model", choices=samplers, metavar="MODEL", help="one of: " + ", ".join(samplers))
@@ -124,11 +127,14 @@ def cmd_train(args) -> int:
     out = Path(args.out or args.resume or f"runs/{args.model}")
     ensure_writable(out)
     _set_device(args.device)
+    if args.distributed:
+        import lucid.distributed
+        lucid.distributed.init_process_group()
     recipe = cls(saved["model_config"] if same_model else None, seed=pick("seed", 0),
                  batch_size=pick("batch_size", cls.batch_size))
     lr = pick("lr", cls.lr)
     trainer = Trainer(recipe, out, lr, compile=args.compile, eval_every=pick("eval_every", None),
-                      progress=not args.quiet,
+                      progress=not args.quiet, distributed=args.distributed,
                       args={"compile": args.compile, "eval_every": args.eval_every, "lr_given": args.lr is not None,
                             "device": args.device})
     if args.steps:
@@ -143,8 +149,11 @@ def cmd_train(args) -> int:
             raise _usage_error(f"{args.resume} is at step {trainer.step}, beyond --steps {trainer.total}: ask "
                                f"for more steps to continue training")
     start = trainer.step
+    if trainer.rank != 0:
+        return trainer.run()
     print(f"lucid train {args.model}: {recipe.data}; steps {start}->{trainer.total} (batch {recipe.batch_size}, "
-          f"lr {lr:g}, seed {recipe.seed}{', compiled' if args.compile else ''}); writing to {out}", file=sys.stderr)
+          f"lr {lr:g}, seed {recipe.seed}{', compiled' if args.compile else ''}"
+          f"{f', {trainer.world} processes' if trainer.world > 1 else ''}); writing to {out}", file=sys.stderr)
     status = trainer.run()
     result = ", ".join(f"{k} {v:.4g}" for k, v in trainer.result.items())
     print(f"{args.model}: {result} after {trainer.step} steps ({trainer.train_time:.1f} s training); "

@@ -149,7 +149,7 @@ class _StopFlag:
 
 class Trainer:
     def __init__(self, recipe: Recipe, out: Path, lr: float, compile: bool = False, eval_every: int | None = None,
-                 args: dict | None = None, progress: bool = True):
+                 args: dict | None = None, progress: bool = True, distributed: bool = False):
         self.recipe, self.out, self.lr = recipe, out, lr
         self.total = recipe.steps  # the run's length; the command sets it from --steps/--epochs
         self.eval_every = eval_every or recipe.eval_every
@@ -163,6 +163,12 @@ class Trainer:
         self.schedulers = recipe.make_schedulers(self.optimizers)
         for name, obj in {**self.modules, **self.optimizers, **self.schedulers}.items():
             setattr(recipe, name, obj)
+        self.rank, self.world = 0, 1
+        if distributed:  # the recipes call their modules directly: DDP's gradient hooks do the averaging
+            self.rank, self.world = lucid.distributed.get_rank(), lucid.distributed.get_world_size()
+            self.ddp = [lucid.nn.parallel.DistributedDataParallel(m) for m in self.modules.values()
+                        if any(p.requires_grad for p in m.parameters())]
+        self.progress = progress and self.rank == 0  # rank 0 alone shows progress and writes the run directory
         self.step_fn = recipe.train_step
         if compile:
             self.step_fn = lucid.compile(recipe.train_step,
@@ -228,6 +234,20 @@ class Trainer:
                 recipe.draw(plt, self.out)
 
     # ---------------------------------------------------------------------------------------------- training
+    def shard(self, batch: tuple) -> tuple:
+        """This rank's contiguous share (along dim 0) of every tensor in a training batch."""
+        if self.world == 1:
+            return batch
+        shares = []
+        for t in batch:
+            n = t.shape[0]
+            if n % self.world:
+                raise UsageError(f"--distributed: a batch of {n} does not split evenly over {self.world} "
+                                 f"processes; choose a --batch-size divisible by {self.world}")
+            share = n // self.world
+            shares.append(t[self.rank * share:(self.rank + 1) * share])
+        return tuple(shares)
+
     def log(self, losses: dict, count: int, metrics: dict | None) -> None:
         """Append a metrics.csv row: mean training losses since the last row, and the test metrics if given."""
         groups = next(iter(self.optimizers.values())).param_groups
@@ -252,10 +272,12 @@ class Trainer:
         with _StopFlag() as stop:
             while self.step < self.total and not stop.set:
                 started = time.perf_counter()
-                out = self.step_fn(*recipe.batch(self.step))
+                out = self.step_fn(*self.shard(recipe.batch(self.step)))
                 for s in self.schedulers.values():
                     s.step()
                 for k, v in out.items():
+                    if self.world > 1:  # the loss of the whole batch: the mean of the ranks' shares
+                        lucid.distributed.all_reduce(v, op=lucid.distributed.ReduceOp.AVG)
                     losses[k] = losses.get(k, 0.0) + v.item()
                 self.step += 1
                 count += 1
@@ -277,10 +299,12 @@ class Trainer:
                             + [f"{k} {v:.4g}" for k, v in metrics.items()]))
                     self.log(losses, count, metrics)
                     losses, count = {}, 0
-                    if evaluate:
+                    if evaluate and self.rank == 0:
                         self.checkpoint()
             bar.close()
             interrupted = stop.set and self.step < self.total
+        if self.rank != 0:
+            return INTERRUPTED if interrupted else 0
         if interrupted:
             print(f"Interrupted at step {self.step}/{self.total}: checkpoint written to {self.out}. Continue with:\n"
                   f"  lucid train {recipe.name} --resume {self.out}", file=sys.stderr)

@@ -1,0 +1,272 @@
+"""``lucid.distributed``: PyTorch's collective API on MLX's own distributed engine (``mx.distributed``).
+
+Processes are started by MLX's launcher, which tells each one its rank and how to reach the others::
+
+    mlx.launch -n 2 --backend ring --python $(which python) train.py       # 2 processes on this machine
+    mlx.launch --hostfile hosts.json --backend ring --python $(which python) train.py   # several machines
+
+and each calls ``init_process_group()`` before anything else here. The backends are MLX's: ``"ring"`` (TCP or
+Thunderbolt sockets), ``"mpi"``, ``"nccl"`` (CUDA), ``"jaccl"``, or ``"any"`` (the first that works; the default).
+Without a launcher, ``init_process_group()`` gives a world of one process, so the same script runs alone;
+naming a backend explicitly makes a missing launcher an error instead.
+
+Collectives work in place on tensors, as PyTorch's do, and stay lazy like every MLX op: ``all_reduce(t)`` puts
+the reduction into ``t``'s graph and the communication happens when ``t`` is evaluated (reading it, or the
+optimizer's step). Every rank must issue the same collectives in the same order, as in PyTorch. ``barrier()``
+and ``Work.wait()`` (``async_op=True``) evaluate at once. Ops outside MLX's collectives are built from them:
+``broadcast`` is a sum in which every rank but ``src`` contributes zeros (exact, except that ``-0.0`` arrives as
+``0.0``); ``AVG`` is the sum divided by the world size.
+"""
+from __future__ import annotations
+
+import enum
+import os
+from pathlib import Path
+
+import mlx.core as mx
+
+from .._tensor import Tensor, _wrap
+from ..autograd.grad_mode import no_grad
+from ..utils.data import distributed as _data
+
+_NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
+                    "init_process_group.")
+_BACKENDS = ("any", "ring", "mpi", "nccl", "jaccl")
+_ALIASES = {"gloo": "any"}  # PyTorch's CPU backend: whatever MLX's launcher set up
+
+
+class ReduceOp(enum.Enum):
+    """The reductions ``all_reduce`` supports (PyTorch's values; MLX has no product or bitwise collectives)."""
+    SUM = 0
+    AVG = 1
+    MIN = 3
+    MAX = 4
+
+
+class ProcessGroup:
+    """The world: every process the launcher started. ``rank()`` and ``size()`` as in PyTorch; ``mlx`` is MLX's
+    ``mx.distributed.Group``."""
+
+    def __init__(self, group: mx.distributed.Group, backend: str):
+        self.mlx = group
+        self.backend = backend
+
+    def rank(self) -> int:
+        return self.mlx.rank()
+
+    def size(self) -> int:
+        return self.mlx.size()
+
+    def __repr__(self):
+        return f"ProcessGroup(backend={self.backend!r}, rank={self.rank()}, size={self.size()})"
+
+
+class _World:
+    group: ProcessGroup | None = None
+
+
+class group:  # noqa: N801  (PyTorch's name: ``dist.group.WORLD``)
+    """``group.WORLD``: the default process group once initialized (None before)."""
+    WORLD: ProcessGroup | None = None
+
+
+_NAMESPACE = group  # destroy_process_group's parameter is also called ``group``
+
+
+class Work:
+    """What a collective returns with ``async_op=True``: MLX ran nothing yet; ``wait()`` evaluates the result."""
+
+    def __init__(self, tensors: list[Tensor]):
+        self._tensors = tensors
+        self._done = False
+
+    def wait(self, timeout=None) -> bool:
+        mx.eval([t._st.data for t in self._tensors])
+        self._done = True
+        return True
+
+    def is_completed(self) -> bool:
+        return self._done
+
+    def result(self) -> list[Tensor]:
+        return self._tensors
+
+
+# ------------------------------------------------------------------------------------------ the process group
+def is_available() -> bool:
+    """True: MLX always has a distributed engine (a world of one process at least)."""
+    return True
+
+
+def is_initialized() -> bool:
+    return _World.group is not None
+
+
+def init_process_group(backend: str | None = None, init_method: str | None = None, timeout=None,
+                       world_size: int = -1, rank: int = -1, store=None, group_name: str = "", pg_options=None,
+                       device_id=None) -> None:
+    """Join the processes started by ``mlx.launch``. ``backend``: ``"ring"``, ``"mpi"``, ``"nccl"``, ``"jaccl"``
+    or ``None``/``"any"`` (PyTorch's ``"gloo"`` means ``"any"``). The launcher decides ranks: ``world_size`` and
+    ``rank``, when given, must agree with it. ``init_method``, ``timeout``, ``store`` and the rest are accepted
+    for PyTorch programs and have no effect (MLX's launcher does the rendezvous)."""
+    if _World.group is not None:
+        raise ValueError("trying to initialize the default process group twice!")
+    name = "any" if backend is None else _ALIASES.get(str(backend).lower(), str(backend).lower())
+    if name not in _BACKENDS:
+        raise ValueError(f"Invalid backend: {backend!r}; MLX's backends are {', '.join(map(repr, _BACKENDS))}")
+    try:
+        if _launched_alone():  # `mlx.launch -n 1` hands MLX an empty hostfile, which its backends reject
+            g = mx.distributed.init(strict=False, backend="mpi")
+        else:
+            g = mx.distributed.init(strict=backend is not None and name != "any", backend=name)
+    except RuntimeError as e:
+        raise RuntimeError(f"init_process_group(backend={backend!r}): MLX could not start it ({e}). Start the "
+                           f"processes with `mlx.launch -n N --backend {name} --python $(which python) script.py`, "
+                           f"or call init_process_group() without a backend to run as a single process.") from None
+    for what, given, actual in (("world_size", world_size, g.size()), ("rank", rank, g.rank())):
+        if given not in (-1, None) and given != actual:
+            raise ValueError(f"init_process_group: {what}={given}, but mlx.launch started this process with "
+                             f"{what} {actual}")
+    _World.group = group.WORLD = ProcessGroup(g, name)
+
+
+def _launched_alone() -> bool:
+    """True in the single process of ``mlx.launch -n 1`` (a rank, and a hostfile that names no peers)."""
+    path = os.environ.get("MLX_HOSTFILE")
+    if os.environ.get("MLX_RANK") != "0" or not path:
+        return False
+    try:
+        return not Path(path).read_text().strip()
+    except OSError:
+        return False
+
+
+def destroy_process_group(group=None) -> None:
+    """Leave the process group (MLX keeps its connections; a later ``init_process_group`` joins them again)."""
+    if _World.group is None:
+        raise AssertionError("Process group cannot be None")
+    _World.group = _NAMESPACE.WORLD = None
+
+
+def _world(g=None) -> ProcessGroup:
+    if _World.group is None:
+        raise ValueError(_NOT_INITIALIZED)
+    if g is not None and g is not _World.group:
+        raise ValueError("lucid.distributed has only the default process group (group=None or group.WORLD)")
+    return _World.group
+
+
+def get_rank(group=None) -> int:
+    return _world(group).rank()
+
+
+def get_world_size(group=None) -> int:
+    return _world(group).size()
+
+
+def get_backend(group=None) -> str:
+    return _world(group).backend
+
+
+# ------------------------------------------------------------------------------------------------ collectives
+def _check_tensor(tensor, param: str = "tensor") -> None:
+    if not isinstance(tensor, Tensor):
+        raise TypeError(f"Invalid function argument. Expected parameter `{param}` of type lucid.Tensor but got "
+                        f"{type(tensor).__name__} instead.")
+
+
+def _write(tensor: Tensor, arr: mx.array) -> None:
+    """Put ``arr`` into ``tensor`` in place (views of it see the change), outside autograd, as PyTorch's
+    collectives do."""
+    with no_grad():
+        tensor.copy_(_wrap(arr))
+
+
+def _done(tensors: list[Tensor], async_op: bool):
+    return Work(tensors) if async_op else None
+
+
+def all_sum(arr: mx.array, pg: ProcessGroup) -> mx.array:
+    """The sum of ``arr`` over the ranks (lazy); booleans are summed as integers and come back as "any"."""
+    if arr.dtype == mx.bool_:
+        return mx.distributed.all_sum(arr.astype(mx.int32), group=pg.mlx) != 0
+    return mx.distributed.all_sum(arr, group=pg.mlx)
+
+
+def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
+    """Reduce ``tensor`` over all ranks, in place: every rank ends with the same result."""
+    pg = _world(group)
+    _check_tensor(tensor)
+    if not isinstance(op, ReduceOp):
+        raise ValueError(f"lucid.distributed.all_reduce: unsupported op {op!r}; use ReduceOp.SUM, AVG, MIN or MAX")
+    arr = tensor._st.data
+    if op is ReduceOp.SUM:
+        out = all_sum(arr, pg)
+    elif op is ReduceOp.AVG:
+        total = all_sum(arr, pg)
+        out = (total // pg.size() if mx.issubdtype(arr.dtype, mx.integer) else total / pg.size()).astype(arr.dtype)
+    else:
+        reduce = mx.distributed.all_max if op is ReduceOp.MAX else mx.distributed.all_min
+        out = reduce(arr.astype(mx.int32), group=pg.mlx).astype(mx.bool_) if arr.dtype == mx.bool_ \
+            else reduce(arr, group=pg.mlx)
+    _write(tensor, out)
+    return _done([tensor], async_op)
+
+
+def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool = False, group_src=None):
+    """Copy rank ``src``'s ``tensor`` into every rank's ``tensor`` (same shape and dtype on all ranks)."""
+    pg = _world(group)
+    _check_tensor(tensor)
+    src = group_src if src is None else src
+    if not isinstance(src, int) or not 0 <= src < pg.size():
+        raise ValueError(f"Invalid src rank {src!r}: the ranks are 0..{pg.size() - 1}")
+    _write(tensor, broadcast_array(tensor._st.data, src, pg))
+    return _done([tensor], async_op)
+
+
+def broadcast_array(arr: mx.array, src: int, pg: ProcessGroup) -> mx.array:
+    """Rank ``src``'s ``arr`` on every rank (lazy): a sum to which the other ranks contribute zeros."""
+    if pg.size() == 1:
+        return arr
+    return all_sum(arr if pg.rank() == src else mx.zeros_like(arr), pg)
+
+
+def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
+    """Fill ``tensor_list[i]`` with rank i's ``tensor``; the list holds world-size tensors of its shape and dtype."""
+    pg = _world(group)
+    _check_tensor(tensor)
+    n = pg.size()
+    if not isinstance(tensor_list, list) or len(tensor_list) != n:
+        got = len(tensor_list) if isinstance(tensor_list, (list, tuple)) else type(tensor_list).__name__
+        raise RuntimeError(f"all_gather: tensor_list must be a list of {n} tensors (the world size), got {got}")
+    for i, t in enumerate(tensor_list):
+        _check_tensor(t, f"tensor_list[{i}]")
+        if tuple(t.shape) != tuple(tensor.shape) or t.dtype != tensor.dtype:
+            raise RuntimeError(f"all_gather: tensor_list[{i}] has shape {list(t.shape)} and dtype {t.dtype}, but "
+                               f"tensor has shape {list(tensor.shape)} and dtype {tensor.dtype}")
+    arr = tensor._st.data
+    wide = arr.astype(mx.int32) if arr.dtype == mx.bool_ else arr
+    gathered = mx.distributed.all_gather(wide.reshape(1, *arr.shape), group=pg.mlx)
+    for i, t in enumerate(tensor_list):
+        _write(t, gathered[i].astype(arr.dtype))
+    return _done(list(tensor_list), async_op)
+
+
+def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
+    """Wait until every rank has reached this point."""
+    pg = _world(group)
+    mx.eval(mx.distributed.all_sum(mx.array(1.0), group=pg.mlx))
+    return Work([]) if async_op else None
+
+
+def _sampler_world() -> tuple[int, int]:
+    """(world size, rank) for DistributedSampler's defaults."""
+    pg = _world()
+    return pg.size(), pg.rank()
+
+
+_data.register_world(_sampler_world)
+
+__all__ = ["ProcessGroup", "ReduceOp", "Work", "all_gather", "all_reduce", "barrier", "broadcast",
+           "destroy_process_group", "get_backend", "get_rank", "get_world_size", "group", "init_process_group",
+           "is_available", "is_initialized"]
