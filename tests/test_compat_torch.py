@@ -103,16 +103,18 @@ def test_backends_flags_are_accepted():
 
 
 @pytest.mark.parametrize("call", [lambda: torch.onnx.export(None, None, "m.onnx"), lambda: torch.jit.script(len),
-                                  lambda: torch.cuda.Stream(), lambda: torch.distributed.init_process_group("gloo"),
-                                  lambda: torch.distributed.get_rank(),
-                                  lambda: torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(1, 1))])
+                                  lambda: torch.cuda.Stream(), lambda: torch.distributed.new_group([0]),
+                                  lambda: torch.distributed.send(torch.zeros(1), 1)])
 def test_what_mlx_lacks_fails_when_used_with_a_clear_message(call):
     with pytest.raises(NotImplementedError, match="not supported by lucid"):
         call()
 
 
-def test_distributed_reports_no_process_group():
-    assert not torch.distributed.is_available() and not torch.distributed.is_initialized()
+def test_distributed_is_lucids_own():
+    import lucid.distributed
+    import lucid.nn.parallel
+    assert torch.distributed.all_reduce is lucid.distributed.all_reduce and not torch.distributed.is_initialized()
+    assert torch.nn.parallel.DistributedDataParallel is lucid.nn.parallel.DistributedDataParallel
 
 
 def test_amp_runs_in_full_precision_and_gradscaler_is_the_disabled_one():

@@ -1,41 +1,27 @@
-"""torch.distributed: importable, reporting no process group. lucid runs a single process on one MLX device;
-what needs a process group raises when called. ``is_available()`` is False, as in a PyTorch build without it."""
+"""torch.distributed: lucid's own collectives on MLX's distributed engine (``lucid.distributed``: processes started
+by ``mlx.launch``; without a launcher a process group is a world of one). The names PyTorch has and MLX cannot
+provide (sub-groups, point-to-point, reduce to one rank) raise when called."""
 from __future__ import annotations
+
+from lucid.distributed import *  # noqa: F401,F403
+from lucid.distributed import __all__ as _lucid_all
 
 from ._unsupported import unsupported as _unsupported
 
-_WHY = "lucid runs a single process on one MLX device and has no process groups (run the script without " \
-       "torchrun; the usual `if ddp:` paths are then skipped)"
-
-
-def is_available() -> bool:
-    return False
-
-
-def is_initialized() -> bool:
-    return False
+_WHY = "MLX's distributed engine has collectives over all processes only (all_sum, all_gather, ...)"
 
 
 def is_torchelastic_launched() -> bool:
     return False
 
 
-class ReduceOp:
-    SUM, PRODUCT, MIN, MAX, BAND, BOR, BXOR, AVG, PREMUL_SUM = "sum", "product", "min", "max", "band", "bor", \
-        "bxor", "avg", "premul_sum"
-
-
-class group:
-    WORLD = None
-
-
-init_process_group = _unsupported("torch.distributed.init_process_group", _WHY)
-destroy_process_group = _unsupported("torch.distributed.destroy_process_group", _WHY)
 new_group = _unsupported("torch.distributed.new_group", _WHY)
-get_rank = _unsupported("torch.distributed.get_rank", _WHY)
-get_world_size = _unsupported("torch.distributed.get_world_size", _WHY)
-barrier = _unsupported("torch.distributed.barrier", _WHY)
-all_reduce = _unsupported("torch.distributed.all_reduce", _WHY)
-all_gather = _unsupported("torch.distributed.all_gather", _WHY)
-broadcast = _unsupported("torch.distributed.broadcast", _WHY)
 reduce = _unsupported("torch.distributed.reduce", _WHY)
+send = _unsupported("torch.distributed.send", _WHY)
+recv = _unsupported("torch.distributed.recv", _WHY)
+scatter = _unsupported("torch.distributed.scatter", _WHY)
+gather = _unsupported("torch.distributed.gather", _WHY)
+reduce_scatter = _unsupported("torch.distributed.reduce_scatter", _WHY)
+
+__all__ = [*_lucid_all, "is_torchelastic_launched", "new_group", "reduce", "send", "recv", "scatter", "gather",
+           "reduce_scatter"]

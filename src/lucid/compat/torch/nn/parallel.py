@@ -1,9 +1,10 @@
 """torch.nn.parallel. lucid runs one process on one MLX device, so ``DataParallel`` is what PyTorch's is without
 several GPUs: a wrapper that calls its module (state_dict keys get the ``module.`` prefix, as in PyTorch).
-``DistributedDataParallel`` needs a process group, which lucid does not have (see ``torch.distributed``)."""
+``DistributedDataParallel`` is lucid's own (``lucid.nn.parallel``, on ``lucid.distributed``)."""
 from __future__ import annotations
 
 from lucid.nn import Module
+from lucid.nn.parallel import DistributedDataParallel  # noqa: F401
 
 
 class DataParallel(Module):
@@ -16,15 +17,6 @@ class DataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
-
-
-class DistributedDataParallel(Module):
-    """Not supported: raises when constructed (the class exists for ``isinstance`` checks)."""
-
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("torch.nn.parallel.DistributedDataParallel is not supported by lucid: it needs a "
-                                  "torch.distributed process group, and lucid runs a single process on one MLX "
-                                  "device. Use the module itself.")
 
 
 def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
