@@ -284,9 +284,9 @@ class Tensor:
         return self._st.data
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
-        """Export the values through DLPack (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``), as MLX exports them."""
-        if self._rg:
-            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        """Export the values through DLPack (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``), as MLX exports them.
+        Unlike PyTorch's, a tensor that requires grad is exported too (its values, as ``detach()``'s): MLX reads
+        tensors through this, and ``mx.array(parameter)`` must work as ``parameter.mlx`` does."""
         return self._values().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple:
