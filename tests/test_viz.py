@@ -115,8 +115,9 @@ def test_rendering_without_dot_says_how_to_install_it(monkeypatch):
     assert "ExpBackward0" in dot.source  # the DOT text needs no dot program
     with pytest.raises(graphviz.ExecutableNotFound, match="apt-get install graphviz"):
         dot.pipe(format="svg")
-    with pytest.raises(graphviz.ExecutableNotFound, match="brew install graphviz"):
+    with pytest.raises(graphviz.ExecutableNotFound, match="brew install graphviz") as info:
         dot._repr_mimebundle_()
+    assert str(info.value).count("Install it") == 1
 
 
 # ------------------------------------------------------------------------------------------------ summary

@@ -1,9 +1,9 @@
 """``draw_graph``: the autograd graph behind a tensor as a ``graphviz.Digraph`` (what torchviz's ``make_dot`` draws
 for PyTorch, with its colours).
 
-One grey box per backward node, named as ``grad_fn`` names it (``MulBackward0``, ``AddmmBackward0``), an arrow
-from each node to the node that consumes its output's gradient... drawn, as in torchviz, in the forward direction:
-inputs at the top, the result at the bottom. Leaves that require grad are blue boxes with their parameter name (from
+One grey box per backward node, named as ``grad_fn`` names it (``MulBackward0``, ``AddmmBackward0``), with arrows
+in the forward direction, as torchviz draws them: from the nodes of an op's inputs to the op's node, inputs at the
+top, the result at the bottom. Leaves that require grad are blue boxes with their parameter name (from
 ``params``) and shape; the result is green; with ``show_saved=True`` the tensors a node keeps for its backward are
 orange boxes tied to it by a plain line. torchviz draws a leaf and its ``AccumulateGrad`` node as two boxes; here the
 blue box stands for both.
@@ -46,6 +46,8 @@ def _digraph_class():
             try:
                 return method(self, *args, **kwargs)
             except graphviz.ExecutableNotFound as e:
+                if _INSTALL_DOT in str(e):  # already explained (the notebook display renders through pipe)
+                    raise
                 err = graphviz.ExecutableNotFound(("dot",))  # the same type, so callers catching it still do
                 err.args = (f"{e}. {_INSTALL_DOT}",)
                 raise err from e
