@@ -2,7 +2,7 @@
 import math as _math
 from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
 from . import _dtype
-from ._creation import (arange, as_tensor, empty, empty_like, eye, from_mlx, from_numpy, full, full_like, linspace,
+from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, seed, tensor, zeros, zeros_like)
 from ._random import get_rng_state, set_rng_state
@@ -38,6 +38,8 @@ from . import distributed  # noqa: E402
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
+from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)
+from .viz import summary  # noqa: E402
 
 dtype = _dtype.Dtype
 

@@ -105,6 +105,20 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
     return _finish(_to_array(np.asarray(ndarray)), False)
 
 
+def from_dlpack(ext_tensor) -> Tensor:
+    """A tensor with the values of an object that supports DLPack (``__dlpack__``): a numpy array, a PyTorch
+    tensor, an MLX array, a lucid tensor. The values are copied (MLX arrays are immutable, so later writes to the
+    source are not seen, where PyTorch's ``from_dlpack`` shares memory)."""
+    if not hasattr(ext_tensor, "__dlpack__"):
+        raise TypeError("from_dlpack() expects an object with __dlpack__ (a numpy array, a PyTorch tensor, ...), "
+                        f"not {type(ext_tensor).__name__}")
+    try:
+        arr = np.from_dlpack(ext_tensor)  # keeps float64, which MLX's from_dlpack reads as float32
+    except (BufferError, TypeError, RuntimeError, ValueError):  # a dtype numpy lacks (bfloat16), or not on the CPU
+        return _finish(mx.from_dlpack(ext_tensor, copy=True), False)
+    return from_numpy(arr)
+
+
 def from_mlx(array: mx.array, requires_grad: bool = False) -> Tensor:
     """Wrap an MLX array without copying."""
     return _finish(array, requires_grad)

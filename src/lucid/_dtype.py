@@ -35,6 +35,24 @@ Dtype.is_complex = property(lambda d: mx.issubdtype(d, mx.complexfloating), doc=
 Dtype.is_signed = property(lambda d: d not in _UNSIGNED, doc="False for bool and the unsigned integers.")
 Dtype.itemsize = property(lambda d: d.size, doc="Bytes per element.")
 
+_ALL_DTYPES = (mx.bool_, mx.uint8, mx.uint16, mx.uint32, mx.uint64, mx.int8, mx.int16, mx.int32, mx.int64, mx.float16,
+               mx.bfloat16, mx.float32, mx.float64, mx.complex64)
+
+
+def dtype_named(name: str):
+    """The dtype whose ``str`` is ``mlx.core.<name>`` (how a pickled dtype comes back: the same singleton)."""
+    for d in _ALL_DTYPES:
+        if str(d) == "mlx.core." + name:
+            return d
+    raise ValueError(f"unknown dtype {name!r}")
+
+
+# MLX's Dtype has no pickle support, so copy.deepcopy(optimizer) (whose state holds dtypes) failed: a dtype pickles as
+# its name and deep-copies as itself (dtypes are singletons, as torch.float32 is)
+Dtype.__reduce__ = lambda d: (dtype_named, (str(d).replace("mlx.core.", ""),))
+Dtype.__deepcopy__ = lambda d, memo: d
+Dtype.__copy__ = lambda d: d
+
 _NUMPY_TO_MX = {
     np.dtype("float16"): mx.float16, np.dtype("float32"): mx.float32, np.dtype("float64"): mx.float64,
     np.dtype("complex64"): mx.complex64, np.dtype("complex128"): mx.complex64,

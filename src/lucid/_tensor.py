@@ -10,6 +10,7 @@ declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
 """
 from __future__ import annotations
 
+import copy
 import threading
 import warnings
 import weakref
@@ -274,8 +275,43 @@ class Tensor:
         return _threads.to_numpy(a)
 
     def __array__(self, dtype=None, copy=None):
+        # PyTorch refuses a tensor that requires grad here (issue 13 asks for that); lucid still reads it, as the test
+        # suite and code that plots parameters do np.array(param): changing it needs those callers changed first
         a = self._to_numpy()
         return a if dtype is None else a.astype(dtype)
+
+    # ------------------------------------------------------------------------------------------------ interop
+    def __mlx_array__(self) -> mx.array:
+        """The MLX array (no copy), so that ``mx.array(t)`` and MLX functions taking array-likes accept tensors."""
+        return self._st.data
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the values through DLPack (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``), as MLX exports them.
+        Unlike PyTorch's, a tensor that requires grad is exported too (its values, as ``detach()``'s): MLX reads
+        tensors through this, and ``mx.array(parameter)`` must work as ``parameter.mlx`` does."""
+        return self._values().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        return self._st.data.__dlpack_device__()
+
+    def __reduce_ex__(self, protocol):
+        # PyTorch's pickle keeps the values and requires_grad only: a non-leaf comes back as a leaf (no history), the
+        # .grad and hooks are dropped
+        return (_rebuild_tensor, (self._values(), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self._fn is not None:
+            raise RuntimeError(
+                "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                "moment.  If you were attempting to deepcopy a module, this may be because of a "
+                "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = _rebuild_tensor(self._st.data, self._rg)  # the array is immutable: sharing it is a copy
+        memo[id(self)] = new
+        if self._grad is not None:
+            new._grad = copy.deepcopy(self._grad, memo)
+        return new
 
     def tolist(self):
         return _threads.tolist(self._values())
@@ -326,9 +362,12 @@ class Tensor:
     __str__ = __repr__
 
     def __format__(self, spec):
-        if self.ndim == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
+        # one-element tensor given a format spec (PyTorch raises TypeError there)
+        n = self._st.data.size
+        if self.ndim == 0 or (spec and n == 1):
+            return format(_threads.item(self._values()), spec)
+        return object.__format__(self, spec)
 
     # ------------------------------------------------------------------------------------------------ autograd
     def _ex(self) -> _Extra:
@@ -674,6 +713,11 @@ class Tensor:
             ex.inference_view = True
             self._rg = base._rg
         return self
+
+
+def _rebuild_tensor(arr: mx.array, requires_grad: bool) -> Tensor:
+    """An unpickled (or deep-copied) tensor: a leaf holding ``arr``."""
+    return _wrap(arr, None, requires_grad)
 
 
 def is_inference(input: Tensor) -> bool:

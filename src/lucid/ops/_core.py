@@ -295,6 +295,15 @@ def accepts_out(fn):
     return with_out
 
 
+def expect_tensor(fn: str, name: str, position: int, value) -> None:
+    """PyTorch's TypeError for a non-Tensor where a layer's op needs one (a numpy array or list given to a module
+    would otherwise fail deep inside MLX with a message naming neither)."""
+    if not isinstance(value, Tensor):
+        t = type(value)
+        what = t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, not {what}")
+
+
 def call_with_out(fn, args: tuple, kwargs: dict):
     """``fn(*args, **kwargs, out=t)``: compute the result, then write it into ``t`` as an in-place op (version
     bumped, views of ``t``'s base written through). As in PyTorch, out= is not differentiable: with grad mode on,

@@ -28,7 +28,7 @@ import mlx.core as mx
 
 from .._dtype import promote
 from .._tensor import Tensor
-from ._core import defop
+from ._core import defop, expect_tensor
 from .index import _scalar_name
 
 
@@ -48,6 +48,7 @@ def ntuple(value, n: int, name: str) -> tuple:
 
 def batched(input: Tensor, n: int, fn: str) -> tuple[Tensor, bool]:
     """``input`` with a batch dim (PyTorch accepts unbatched (C, *spatial) inputs), and whether one was added."""
+    expect_tensor(fn, "input", 1, input)
     if input.ndim == n + 1:
         return input.reshape(1, *input.shape), True
     if input.ndim != n + 2:

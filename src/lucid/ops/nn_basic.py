@@ -24,7 +24,7 @@ from .._random import next_key
 from .._threads import tolist
 from .._tensor import Tensor, _wrap
 from ..autograd.grad_mode import no_grad
-from ._core import data, defop
+from ._core import data, defop, expect_tensor
 from .elementwise import where
 from .index import _scalar_name
 from .linalg import PRODUCT_SAVE, _check_mm, _mm, _mT, _product, matmul
@@ -76,6 +76,7 @@ def linear(input, weight, bias=None) -> Tensor:
 
     A 2-D input is one recorded op (``AddmmBackward0``, or ``MmBackward0`` without bias) whose next functions are
     the bias, input and weight themselves (PyTorch's graph has a ``TBackward0`` between addmm and the weight)."""
+    expect_tensor("linear", "input", 1, input)
     if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
         _check_linear_dtypes(input, weight, bias)
     if input.ndim > 2:  # fold the batch dims: one matrix product (and one for the weight's gradient)

@@ -14,7 +14,7 @@ import math
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
-from ._core import defop
+from ._core import defop, expect_tensor
 from ..autograd.grad_mode import no_grad
 from .elementwise import rsqrt, square
 from .reduce import norm, var_mean
@@ -129,6 +129,7 @@ _layer_norm = defop("layer_norm", _layer_norm_fwd, vjp_all=_layer_norm_vjp, node
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
     (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch."""
+    expect_tensor("layer_norm", "input", 1, input)
     axes = _last_axes(input, normalized_shape, weight, bias)
     return _layer_norm(input, weight, bias, axes, eps)
 
@@ -150,6 +151,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalize each channel (dim 1) of (N, C, *) ``input``. Training: with the batch's statistics, and the
     running statistics (if given) move toward the batch's mean and unbiased variance by ``momentum``, in place.
     Evaluation: with ``running_mean`` and ``running_var``."""
+    expect_tensor("batch_norm", "input", 1, input)
     if input.ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {input.ndim}D input)")
     c = input.shape[1]
@@ -201,6 +203,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Split the C channels of (N, C, *) ``input`` into ``num_groups`` groups and normalize each (sample, group);
     ``weight`` and ``bias`` are per channel."""
+    expect_tensor("group_norm", "input", 1, input)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")
     n, c = input.shape[:2]

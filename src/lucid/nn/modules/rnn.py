@@ -14,6 +14,7 @@ import warnings
 
 from ..._creation import arange, empty, zeros
 from ..._tensor import Tensor
+from ...ops._core import expect_tensor
 from ...ops.elementwise import relu, sigmoid, tanh, where
 from ...ops.linalg import addmm, mm
 from ...ops.nn_basic import dropout, linear
@@ -264,6 +265,7 @@ class RNNBase(Module):
                 self.batch_first = batch_first
             packed = pack_padded_sequence(out, lengths, enforce_sorted=False)
             return input._replace(data=packed.data), hidden
+        expect_tensor(name.lower(), "input", 1, input)
         return self._run_padded(input, hx, name, None)
 
     def _run_padded(self, input: Tensor, hx, name: str, masks):
