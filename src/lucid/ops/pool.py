@@ -10,8 +10,9 @@ every order come from theirs:
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
   convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;
 - interpolation gathers the source taps of each output index along each dim (last dim first, the order in which
-  PyTorch sums them) and weights them by constants; reflect / replicate / circular padding gather the mirrored,
-  clamped or wrapped index along each padded dim.
+  PyTorch sums them) and weights them by constants (with antialias, the taps of a filter widened by the
+  downscale factor); reflect / replicate / circular padding gather the mirrored, clamped or wrapped index along
+  each padded dim.
 """
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ import itertools
 import math
 
 import mlx.core as mx
+import numpy as np
 
 from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
@@ -373,17 +375,61 @@ def _mode_error(ndim: int, mode: str):
                                f"nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
 
 
+def _cubic_near(v, a: float):
+    """Keys' cubic convolution kernel at distance |v| <= 1."""
+    return ((a + 2) * v - (a + 3)) * v * v + 1
+
+
+def _cubic_far(v, a: float):
+    """Keys' cubic convolution kernel at distance 1 < |v| < 2."""
+    return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+
+
 def _cubic_weights(t):
     """Keys' cubic convolution weights (A = -0.75) of the 4 taps around a source point at fraction t."""
     a = -0.75
+    return [_cubic_far(t + 1, a), _cubic_near(t, a), _cubic_near(1 - t, a), _cubic_far(2 - t, a)]
 
-    def near(v):  # |v| <= 1
-        return ((a + 2) * v - (a + 3)) * v * v + 1
 
-    def far(v):  # 1 < |v| < 2
-        return ((a * v - 5 * a) * v + 8 * a) * v - 4 * a
+def _aa_filter(mode: str, x: np.ndarray) -> np.ndarray:
+    """The antialiasing filters: the triangle (bilinear) and Keys' cubic with A = -0.5 (PIL's; not the -0.75 of
+    plain bicubic)."""
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.where(x < 1, 1 - x, 0).astype(x.dtype)
+    return np.where(x < 1, _cubic_near(x, -0.5), np.where(x < 2, _cubic_far(x, -0.5), 0)).astype(x.dtype)
 
-    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+def _aa_taps(mode, size, out, scale, align_corners, dtype) -> list:
+    """[(source indices (out,), weights (out,))] of antialiased resampling along one dim, as PyTorch's separable
+    CPU kernel computes them: the filter is stretched by the downscale factor, its taps lie in [center - support,
+    center + support) with center = scale * (i + 0.5) (align_corners changes only the scale), and the weights of
+    each output are normalised to sum 1. The weights depend on the sizes alone, so they are host constants,
+    computed in the input's float type where PyTorch stores them in it (and in float64 where its C++ promotes)."""
+    if out == size:  # PyTorch skips a dim whose size does not change
+        return [(mx.arange(out), None)]
+    ft = np.float64 if dtype == mx.float64 else np.float32
+    if align_corners:
+        sc = ft(size - 1) / ft(out - 1) if out > 1 else ft(0)
+    else:
+        sc = ft(1.0 / scale) if scale else ft(size) / ft(out)
+    half = 1.0 if mode == "bilinear" else 2.0  # half the kernel's width
+    support = ft(half * float(sc)) if sc >= 1 else ft(half)
+    width = math.ceil(support) * 2 + 1
+    invscale = ft(1.0 / float(sc)) if sc >= 1 else ft(1.0)
+    center = (float(sc) * (np.arange(out) + 0.5)).astype(ft)
+    xmin = np.maximum(np.trunc((center - support).astype(np.float64) + 0.5), 0).astype(np.int64)
+    xmax = np.minimum(np.trunc((center + support).astype(np.float64) + 0.5).astype(np.int64), size)
+    count = np.clip(xmax - xmin, 0, width)
+    j = np.arange(width)
+    offset = ((xmin[:, None] + j).astype(ft) - center[:, None]).astype(np.float64)
+    w = np.where(j < count[:, None], _aa_filter(mode, ((offset + 0.5) * float(invscale)).astype(ft)), ft(0))
+    total = np.zeros(out, ft)
+    for k in range(width):  # PyTorch's running sum, in its order
+        total = total + w[:, k]
+    w = np.where(total[:, None] != 0, w / np.where(total != 0, total, 1)[:, None], w).astype(ft)
+    idx = np.clip(xmin[:, None] + j, 0, size - 1).astype(np.int32)
+    return [(mx.array(idx[:, k]), mx.array(w[:, k], dtype=dtype)) for k in range(width)]
 
 
 def _taps(mode, size, out, scale, align_corners, dtype, shortcut) -> list:
@@ -454,7 +500,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                 recompute_scale_factor=None, antialias=False) -> Tensor:
     """Resize (N, C, *spatial) to ``size`` or ``scale_factor`` times its size. Modes: 'nearest', 'nearest-exact',
     'linear' (3-D), 'bilinear' (4-D), 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling).
-    ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False)."""
+    ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False).
+    ``antialias`` (bilinear and bicubic, 4-D): when downsampling, each output averages all the input pixels under
+    the filter stretched by the scale (PIL's resampling), as PyTorch does."""
     n = input.ndim - 2
     if mode not in _MODES:
         raise _mode_error(input.ndim, mode)
@@ -464,8 +512,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     elif align_corners is not None:
         raise ValueError("align_corners option can only be set with the interpolating modes: linear | bilinear | "
                          "bicubic | trilinear")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not supported")
+    if antialias and not (mode in ("bilinear", "bicubic") and input.ndim == 4):  # PyTorch's words (it has lanczos)
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D "
+                         "tensor as input")
     if not 1 <= n <= 3:
         raise _mode_error(input.ndim, mode)
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
@@ -480,7 +529,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for d in reversed(range(n)):  # last dim first: PyTorch's order of summation
         axis, shape = 2 + d, [-1] + [1] * (n - 1 - d)
         y = None
-        for idx, w in _taps(mode, x.shape[axis], sizes[d], scales[d], align_corners, x.dtype, n == 2):
+        taps = _aa_taps if antialias else functools.partial(_taps, shortcut=n == 2)
+        for idx, w in taps(mode, x.shape[axis], sizes[d], scales[d], align_corners, x.dtype):
             term = gather_axis(x, idx, axis)
             if w is not None:
                 term = term * _wrap(w.reshape(shape))

@@ -1,5 +1,6 @@
-"""Spatial sampling: ``grid_sample`` (bilinear/trilinear and nearest; padding modes zeros, border, reflection;
-``align_corners``) and ``affine_grid``, for 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs, as in PyTorch.
+"""Spatial sampling: ``grid_sample`` (bilinear/trilinear and nearest; bicubic for 4-D; padding modes zeros,
+border, reflection; ``align_corners``) and ``affine_grid``, for 4-D (N, C, H, W) and 5-D (N, C, D, H, W) inputs, as
+in PyTorch.
 
 Both are compositions of differentiable lucid ops, so the gradients with respect to the input (a scatter-add of
 the gathers) and to the grid (through the interpolation weights) and their higher derivatives come from those ops.
@@ -20,6 +21,8 @@ from .._tensor import Tensor, _wrap
 from .elementwise import abs, clamp, floor, remainder, round, where
 from .index import gather
 from .linalg import matmul
+from .pool import _cubic_weights
+from .shape import stack
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -52,14 +55,18 @@ def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(remainder(flips, 2) == 0, extra + low, span - extra + low)
 
 
-def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    x = _unnormalize(coord, size, align_corners)
+def _pad(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    """Pixel coordinate x mapped into [0, size - 1] by the border or reflection padding (zeros: unchanged)."""
     if padding_mode == "border":
         x = clamp(x, 0, size - 1)
     elif padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
         x = clamp(x, 0, size - 1)
     return x
+
+
+def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+    return _pad(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
 
 
 def _gather_corner(flat: Tensor, corner: list, sizes: tuple) -> tuple[Tensor, Tensor]:
@@ -79,19 +86,38 @@ def _gather_corner(flat: Tensor, corner: list, sizes: tuple) -> tuple[Tensor, Te
     return values, inside.unsqueeze(1)
 
 
+def _bicubic(flat: Tensor, grid: Tensor, sizes: tuple, padding_mode: str, align_corners: bool) -> Tensor:
+    """PyTorch's bicubic grid sampling of ``flat`` (N, C, H*W) at ``grid`` (N, Ho, Wo, 2): the 4x4 taps around the
+    unnormalised point are weighted by Keys' cubic (A = -0.75) of its fraction, and the padding moves each tap's
+    integer index on its own (the point itself is not padded, so its weights, and the grid's gradient, are those of
+    the unpadded point)."""
+    points = [_unnormalize(grid[..., 1 - k], sizes[k], align_corners) for k in range(2)]  # along H, then W
+    taps, weights = [], []
+    for x, size in zip(points, sizes):
+        low = floor(x)
+        weights.append(stack(_cubic_weights(x - low), 1))  # (N, 4, Ho, Wo)
+        low = low.detach()  # the tap indices are constants: no graph through the padding
+        taps.append(stack([_pad(low + (k - 1), size, padding_mode, align_corners) for k in range(4)], 1))
+    rows, cols = taps[0].unsqueeze(2), taps[1].unsqueeze(1)  # (N, 4, 1, Ho, Wo), (N, 1, 4, Ho, Wo)
+    values, inside = _gather_corner(flat, [rows, cols], sizes)  # (N, C, 4, 4, Ho, Wo)
+    values = where(inside, values, 0.0)
+    # as PyTorch: interpolate each row of taps along W, then the four rows along H
+    along_w = (values * weights[1].unsqueeze(1).unsqueeze(2)).sum(3)  # (N, C, 4, Ho, Wo)
+    return (along_w * weights[0].unsqueeze(1)).sum(2)
+
+
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the points ``grid`` (N, Ho, Wo, 2) gives, in normalised [-1, 1]
     coordinates (x then y); 5-D inputs take (N, Do, Ho, Wo, 3) grids (x, y, z). ``mode``: "bilinear" (trilinear
     for 5-D) or "nearest" (the grid then gets no gradient: ``grid.grad`` stays None where PyTorch gives zeros);
-    ``padding_mode`` for points outside: "zeros", "border" or "reflection"."""
+    "bicubic" (4-D only; PyTorch pads each of its 16 taps, not the point); ``padding_mode`` for points outside:
+    "zeros", "border" or "reflection"."""
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if mode == "bicubic":
-        raise NotImplementedError("grid_sample: mode='bicubic' is not implemented in lucid")
     if input.ndim not in (4, 5):
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
                            f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
@@ -103,10 +129,14 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     if input.dtype != grid.dtype:
         raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
                            f"{input.dtype} and grid has {grid.dtype}")
+    if mode == "bicubic" and d != 2:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
     align = _align(align_corners)
     sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
     n, c = input.shape[:2]
     flat = input.reshape(n, c, -1)
+    if mode == "bicubic":
+        return _bicubic(flat, grid, sizes, padding_mode, align)
     # grid's last dim lists x (the last input dim) first: coords[k] is the source coordinate along sizes[k]
     coords = [_source(grid[..., d - 1 - k], sizes[k], padding_mode, align) for k in range(d)]
     if mode == "nearest":
