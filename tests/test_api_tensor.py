@@ -110,3 +110,21 @@ def test_random_sampler_with_replacement_draws_lazily():
     first = list(itertools.islice(iter(sampler), 5000))  # would need 74.5 GiB if drawn up front
     assert len(first) == 5000 and set(first) == set(range(10))
     assert len(list(RandomSampler(range(3), replacement=True, num_samples=2500))) == 2500
+
+
+def test_legacy_new_makes_sizes_or_data_with_this_dtype():
+    x = lucid.zeros(3, dtype=lucid.float64)
+    assert x.new(2, 3).shape == (2, 3) and x.new(2, 3).dtype == lucid.float64
+    assert x.new(lucid.Size([4])).shape == (4,)
+    assert x.new([1, 2]).tolist() == [1.0, 2.0] and x.new([1, 2]).dtype == lucid.float64
+    assert x.new().shape == (0,)
+
+
+def test_bernoulli_draws_zero_or_one_with_the_inputs_probabilities():
+    p = lucid.tensor([0.0, 1.0, 0.0, 1.0], requires_grad=True)
+    out = lucid.bernoulli(p)
+    assert out.tolist() == [0.0, 1.0, 0.0, 1.0] and not out.requires_grad
+    assert p.bernoulli().tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert lucid.bernoulli(lucid.ones(1000), p=0.0).sum().item() == 0.0
+    draws = lucid.rand(2000).bernoulli()
+    assert set(draws.tolist()) <= {0.0, 1.0} and 0.4 < draws.mean().item() < 0.6

@@ -354,3 +354,45 @@ def test_inplace_function_base():
     assert gradcheck(lambda t: AddOne.apply(t.clone()) * t, (x,))
     with pytest.raises(RuntimeError):  # no forward: NotImplementedError is a RuntimeError, as in PyTorch
         InplaceFunction.apply(lucid.ones(1, requires_grad=True))
+
+
+def test_queue_callback_runs_after_the_walk_in_order_and_may_queue_more():
+    x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    seen = []
+
+    def last():
+        seen.append(("last", x.grad.tolist()))
+
+    def first():
+        seen.append(("first", x.grad.tolist()))  # every gradient is in by now
+        Variable._execution_engine.queue_callback(last)
+
+    y = x * 3
+    y.register_hook(lambda g: Variable._execution_engine.queue_callback(first))
+    y.sum().backward()
+    assert seen == [("first", [3.0, 3.0]), ("last", [3.0, 3.0])]
+
+
+def test_queue_callback_inside_a_nested_backward_runs_when_that_walk_ends():
+    order = []
+    x = lucid.tensor([1.0], requires_grad=True)
+
+    def hook(g):
+        with lucid.enable_grad():  # hooks run under no_grad during a plain backward
+            inner = lucid.tensor([2.0], requires_grad=True)
+            z = inner * 2
+            z.register_hook(lambda g2: Variable._execution_engine.queue_callback(lambda: order.append("inner")))
+            z.sum().backward()
+        order.append("inner backward returned")
+        Variable._execution_engine.queue_callback(lambda: order.append("outer"))
+        return g
+
+    y = x * 1
+    y.register_hook(hook)
+    y.sum().backward()
+    assert order == ["inner", "inner backward returned", "outer"]
+
+
+def test_queue_callback_outside_backward_raises():
+    with pytest.raises(RuntimeError, match="Final callbacks can only be installed during backward pass"):
+        Variable._execution_engine.queue_callback(lambda: None)

@@ -275,3 +275,25 @@ def test_load_refuses_a_checkpoint_whose_view_reaches_past_its_storage():
 
 def test_load_keeps_ordered_dicts():
     assert isinstance(torch.load(TINY_PT), OrderedDict)
+
+
+def test_importing_a_submodule_keeps_the_function_of_the_same_name():
+    # `from torch.autograd.gradcheck import X` must not turn torch.autograd.gradcheck into the module
+    from lucid.compat.torch.autograd.gradcheck import GradcheckError  # noqa: F401
+    assert callable(torch.autograd.gradcheck) and torch.autograd.gradcheck is lucid.autograd.gradcheck
+    from lucid.compat.run import torch_is_lucid
+    with torch_is_lucid():
+        import torch as aliased
+        from torch.autograd.gradcheck import GradcheckError  # noqa: F401,F811
+        assert aliased.autograd.gradcheck is lucid.autograd.gradcheck
+        x = aliased.tensor([1.0, 2.0], dtype=aliased.float64, requires_grad=True)
+        assert aliased.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
+
+
+def test_set_warn_always_is_accepted_and_reported():
+    assert torch.is_warn_always_enabled() is False
+    torch.set_warn_always(True)
+    try:
+        assert torch.is_warn_always_enabled() is True
+    finally:
+        torch.set_warn_always(False)

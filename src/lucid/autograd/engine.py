@@ -311,7 +311,8 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     mode_before = gm.state.grad
     gm.state.grad = bool(create_graph)
     tasks = running_tasks()
-    tasks.append(GraphTask(order, needed))  # for hooks that ask what this walk runs (register_multi_grad_hook)
+    task = GraphTask(order, needed)  # for hooks that ask what this walk runs (register_multi_grad_hook)
+    tasks.append(task)
     try:
         for node in order:
             grads = buffers.pop(node, None)
@@ -357,6 +358,9 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
                     buf = buffers[m] = [None] * m.num_outputs
                 prev = buf[nr]
                 buf[nr] = g if prev is None else prev + g
+        callbacks = task.callbacks
+        while callbacks:  # queue_callback: after the walk, still inside it (a callback may queue another)
+            callbacks.pop(0)()
         if captured is not None:
             return [None if g is None else _fresh(g, create_graph) for g in captured]
         return None

@@ -254,12 +254,13 @@ class GraphTask:
     """One running backward()/grad() walk, as seen by hooks: ``will_execute(node)`` says whether the walk runs that
     node's backward. The engine pushes one on ``running_tasks()`` for the length of each walk."""
 
-    __slots__ = ("order", "needed", "_set", "__weakref__")
+    __slots__ = ("order", "needed", "_set", "callbacks", "__weakref__")
 
     def __init__(self, order: list, needed):
         self.order = order
         self.needed = needed  # None, or the nodes a pruned walk (grad, backward(inputs=...)) keeps
         self._set = None
+        self.callbacks = None  # queue_callback: run, in order, when the walk has finished
 
     def will_execute(self, node) -> bool:
         if self._set is None:
@@ -278,6 +279,19 @@ _tasks = _Tasks()
 def running_tasks() -> list:
     """This thread's stack of running walks (a backward inside a hook nests)."""
     return _tasks.stack
+
+
+def queue_callback(callback: Callable[[], None]) -> None:
+    """Run ``callback()`` when the backward walk now running (the innermost one, for a backward inside a hook) has
+    finished, after every node's gradient; callbacks run in the order queued, and one may queue another. PyTorch
+    spells it ``Variable._execution_engine.queue_callback``."""
+    stack = _tasks.stack
+    if not stack:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task = stack[-1]
+    if task.callbacks is None:
+        task.callbacks = []
+    task.callbacks.append(callback)
 
 
 def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> RemovableHandle:

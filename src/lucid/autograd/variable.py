@@ -3,6 +3,13 @@ shares ``t``'s data, cut off from its graph, with ``requires_grad`` as asked; ev
 from __future__ import annotations
 
 from .._tensor import Tensor
+from .graph import queue_callback
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: PyTorch's handle on its engine, kept for ``queue_callback``."""
+
+    queue_callback = staticmethod(queue_callback)
 
 
 class _VariableMeta(type):
@@ -19,3 +26,5 @@ class _VariableMeta(type):
 
 class Variable(metaclass=_VariableMeta):
     """``Variable(tensor, requires_grad=False)``: see the module docstring."""
+
+    _execution_engine = _ExecutionEngine()

@@ -14,8 +14,9 @@ import sys
 class _ExistingModuleLoader(importlib.abc.Loader):
     """Hands the import system an already-imported module under a second name."""
 
-    def __init__(self, module):
+    def __init__(self, module, alias_name: str):
         self.module = module
+        self.alias_name = alias_name
         self.spec = getattr(module, "__spec__", None)
 
     def create_module(self, spec):
@@ -25,6 +26,21 @@ class _ExistingModuleLoader(importlib.abc.Loader):
         # the import system stamped the alias spec on the module; the module keeps its own (reload, pickling by
         # module name and multiprocessing look it up under its real name)
         module.__spec__ = self.spec
+        if hasattr(module, "__path__"):
+            share_shadowed_submodules(module, self.alias_name)
+
+
+def share_shadowed_submodules(package, alias: str) -> None:
+    """Register under ``alias`` the loaded submodules of ``package`` whose attribute name the package rebinds to
+    something else (``autograd.gradcheck``: the module, and the function ``from .gradcheck import gradcheck``).
+    Importing such a submodule afresh under the alias would make the import system set the package's attribute to
+    the module (``from torch.autograd.gradcheck import X`` turning ``torch.autograd.gradcheck`` into a module);
+    found in ``sys.modules``, it is not loaded again and the attribute stays."""
+    prefix = package.__name__ + "."
+    for name, sub in list(sys.modules.items()):
+        child = name[len(prefix):]
+        if name.startswith(prefix) and "." not in child and getattr(package, child, sub) is not sub:
+            sys.modules.setdefault(f"{alias}.{child}", sub)
 
 
 class AliasFinder(importlib.abc.MetaPathFinder):
@@ -61,7 +77,7 @@ class AliasFinder(importlib.abc.MetaPathFinder):
                 return None
             raise
         is_package = hasattr(module, "__path__")
-        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(module), is_package=is_package)
+        return importlib.machinery.ModuleSpec(fullname, _ExistingModuleLoader(module, fullname), is_package=is_package)
 
 
 def install(finder: AliasFinder) -> None:

@@ -9,7 +9,7 @@ result does not depend on the old value (no gradient flows through it).
 """
 from __future__ import annotations
 
-__all__ = ["multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
+__all__ = ["bernoulli", "multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
 
 import math
 
@@ -28,6 +28,14 @@ def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
     return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+
+
+def _new(self, *args, dtype=None, device=None):
+    """The legacy constructor: ``x.new(2, 3)`` / ``x.new(size)`` is ``new_empty``, ``x.new(data)`` (a list, tuple or
+    Tensor) ``new_tensor``, ``x.new()`` an empty tensor; all with this tensor's dtype."""
+    if len(args) == 1 and isinstance(args[0], (list, Tensor)) or (args and type(args[0]) is tuple):
+        return _new_tensor(self, args[0], dtype=dtype, device=device)
+    return _new_empty(self, *(args or (0,)), dtype=dtype, device=device)
 
 
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
@@ -130,6 +138,13 @@ def _bernoulli_(self, p=0.5, *, generator=None):
     return _fill_random(self, lambda s, d: _uniform01(s, mx.float32, generator) < prob)
 
 
+def bernoulli(input: Tensor, p=None, *, generator=None) -> Tensor:
+    """A new tensor of ``input``'s shape and dtype: 1 with probability ``input`` (or ``p`` when given), else 0.
+    Its value is a draw: no gradient flows to ``input``."""
+    out = _new_empty(input, *input.shape)
+    return _bernoulli_(out, input.detach() if p is None else p, generator=generator)
+
+
 def _random_bounds(dtype, from_, to) -> tuple:
     """[from, to) of ``random_``: PyTorch's defaults are [0, 2**mantissa] for floats and [0, max] for integers."""
     if to is None:
@@ -230,6 +245,8 @@ Tensor.exponential_ = _exponential_
 Tensor.cauchy_ = _cauchy_
 Tensor.geometric_ = _geometric_
 Tensor.bernoulli_ = _bernoulli_
+Tensor.bernoulli = bernoulli
+Tensor.new = _new
 Tensor.random_ = _random_
 Tensor.multinomial = multinomial
 Tensor.stride = _stride

@@ -72,4 +72,14 @@ def are_deterministic_algorithms_enabled() -> bool:
     return _deterministic[0]
 
 
+_warn_always = [False]
 
+
+def set_warn_always(b: bool) -> None:
+    """Accepted: lucid's warnings are Python warnings each time (the ``warnings`` filters decide what shows);
+    PyTorch's flag turns its once-per-process C++ warnings into every-time ones."""
+    _warn_always[0] = _builtins.bool(b)
+
+
+def is_warn_always_enabled() -> bool:
+    return _warn_always[0]

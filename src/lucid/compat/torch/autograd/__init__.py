@@ -7,6 +7,11 @@ from lucid.autograd import *  # noqa: F401,F403
 from lucid.autograd import functional, graph  # noqa: F401
 from lucid.autograd import grad as _lucid_grad
 from lucid import Tensor as _Tensor
+import lucid.autograd as _lucid_autograd
+from ..._alias import share_shadowed_submodules as _share
+
+# `from torch.autograd.gradcheck import ...` must leave torch.autograd.gradcheck the function (see _alias)
+_share(_lucid_autograd, __name__)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
