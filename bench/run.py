@@ -135,7 +135,7 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     if any(u in r.samples for r in results["workloads"] for u in UNCHECKED):
         lines += ["## Cost of the index bounds checks", "",
                   "The time lucid eager spends inside the index bounds checks (`lucid._checks`) per training step, "
-                  "timed from inside the checks over 30 steps, and its share of the median step; then each step "
+                  "timed from inside the checks (the median of 30 steps), and its share of the median step; then each step "
                   "with the checks / the same step with them turned off, interleaved in the same process (that "
                   "ratio is within this machine's run-to-run noise). The class targets and token ids are on the "
                   "host, so they are checked at once; the language model's targets are reshaped first, so theirs "

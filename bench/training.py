@@ -179,8 +179,8 @@ def run(key: str, settings: Settings):
 
 
 def check_work(spec: Spec, state: dict, batch: tuple, steps: int = 30) -> float:
-    """Seconds per lucid eager step spent inside the index checks, timed from inside: every ``checked_index`` call
-    and every ``flush()`` of pending checks alone (at ``backward()``/``step()``; an evaluation that reads a value
+    """Seconds per lucid eager step spent inside the index checks (the median over ``steps`` steps), timed from
+    inside: every ``checked_index`` call and every ``flush()`` of pending checks alone (at ``backward()``/``step()``; an evaluation that reads a value
     anyway is not counted). A direct measure, steadier than the with/without ratio on a noisy machine."""
     from lucid.ops import index, loss, nn_basic
     spent = [0.0]
@@ -201,15 +201,18 @@ def check_work(spec: Spec, state: dict, batch: tuple, steps: int = 30) -> float:
     call = pytorch_style(lucid, spec, state, batch)
     for _ in range(3):
         call()
+    per_step = []
     try:
         for (m, name, bare), f in zip(patched, originals):
             setattr(m, name, timed(f, bare))
         for _ in range(steps):
+            spent[0] = 0.0
             call()
+            per_step.append(spent[0])
     finally:
         for (m, name, _), f in zip(patched, originals):
             setattr(m, name, f)
-    return spent[0] / steps
+    return float(np.median(per_step))  # the median step: a preemption on a busy machine is not the checks' cost
 
 
 # ---------------------------------------------------------------------------------------------------- memory
