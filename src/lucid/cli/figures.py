@@ -23,7 +23,8 @@ def pyplot():
 def save(fig, path: Path) -> None:
     """Write ``fig`` to ``path`` through a temporary file (a stopped run never leaves half a PNG) and close it."""
     tmp = path.with_name(path.name + ".tmp")
-    fig.tight_layout()  # room for the titles, the suptitle included
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()  # room for the titles (figures with a suptitle over titled panels use "constrained")
     fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
     tmp.replace(path)
     fig.clear()
@@ -33,13 +34,19 @@ def save(fig, path: Path) -> None:
 
 def loss_curves(plt, rows: list[dict], train_keys: list[str], eval_keys: list[str], path: Path, title: str) -> None:
     """Training losses (left) and evaluation metrics (right) against the step, from metrics.csv's rows."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     steps = [r["step"] for r in rows]
     for key in train_keys:
         values = [r.get(key) for r in rows]
         axes[0].plot(steps, values, label=key)
     if all(r[k] > 0 for r in rows for k in train_keys if r.get(k) is not None):
         axes[0].set_yscale("log")
+        # plain tick labels (10, 1, 0.1; not 1e-01), and labelled minor ticks when the loss spans under a decade
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        axes[0].yaxis.set_major_formatter(plain)
+        low, high = axes[0].get_ylim()
+        axes[0].yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
     axes[0].set_xlabel("step")
     axes[0].set_title("training loss (running mean)")
     axes[0].legend()
