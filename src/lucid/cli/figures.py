@@ -50,13 +50,21 @@ def loss_curves(plt, rows: list[dict], train_keys: list[str], eval_keys: list[st
     axes[0].set_xlabel("step")
     axes[0].set_title("training loss (running mean)")
     axes[0].legend()
-    for key in eval_keys:
+    # metrics of another magnitude than the first (vae: ELBO ~25 nats, pixel FD ~1) go on a right-hand axis,
+    # or both would look flat
+    size = {k: max((abs(r[k]) for r in rows if r.get(k) is not None), default=0.0) for k in eval_keys}
+    first = size[eval_keys[0]] if eval_keys else 0.0
+    right = [k for k in eval_keys if first and not first / 5 <= size[k] <= first * 5]
+    twin = axes[1].twinx() if right else None
+    for i, key in enumerate(eval_keys):
         evaluated = [r for r in rows if r.get(key) is not None]
-        axes[1].plot([r["step"] for r in evaluated], [r[key] for r in evaluated], marker="o", markersize=3,
-                     label=key)
+        (twin if key in right else axes[1]).plot([r["step"] for r in evaluated], [r[key] for r in evaluated],
+                                                 marker="o", markersize=3, color=f"C{i}",
+                                                 label=key + (" (right axis)" if key in right else ""))
     axes[1].set_xlabel("step")
     axes[1].set_title("test metrics (periodic evaluation)")
-    axes[1].legend()
+    handles = [h for ax in (axes[1], twin) if ax is not None for h in ax.get_legend_handles_labels()[0]]
+    axes[1].legend(handles=handles)
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.suptitle(title)
