@@ -23,7 +23,8 @@ def pyplot():
 def save(fig, path: Path) -> None:
     """Write ``fig`` to ``path`` through a temporary file (a stopped run never leaves half a PNG) and close it."""
     tmp = path.with_name(path.name + ".tmp")
-    fig.tight_layout()  # room for the titles, the suptitle included
+    if fig.get_layout_engine() is None:
+        fig.tight_layout()  # room for the titles (figures with a suptitle over titled panels use "constrained")
     fig.savefig(tmp, dpi=110, bbox_inches="tight", format="png")
     tmp.replace(path)
     fig.clear()
@@ -33,23 +34,37 @@ def save(fig, path: Path) -> None:
 
 def loss_curves(plt, rows: list[dict], train_keys: list[str], eval_keys: list[str], path: Path, title: str) -> None:
     """Training losses (left) and evaluation metrics (right) against the step, from metrics.csv's rows."""
-    fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
     steps = [r["step"] for r in rows]
     for key in train_keys:
         values = [r.get(key) for r in rows]
         axes[0].plot(steps, values, label=key)
     if all(r[k] > 0 for r in rows for k in train_keys if r.get(k) is not None):
         axes[0].set_yscale("log")
+        # plain tick labels (10, 1, 0.1; not 1e-01), and labelled minor ticks when the loss spans under a decade
+        from matplotlib.ticker import FuncFormatter, NullFormatter
+        plain = FuncFormatter(lambda v, _: f"{v:g}")
+        axes[0].yaxis.set_major_formatter(plain)
+        low, high = axes[0].get_ylim()
+        axes[0].yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
     axes[0].set_xlabel("step")
     axes[0].set_title("training loss (running mean)")
     axes[0].legend()
-    for key in eval_keys:
+    # metrics of another magnitude than the first (vae: ELBO ~25 nats, pixel FD ~1) go on a right-hand axis,
+    # or both would look flat
+    size = {k: max((abs(r[k]) for r in rows if r.get(k) is not None), default=0.0) for k in eval_keys}
+    first = size[eval_keys[0]] if eval_keys else 0.0
+    right = [k for k in eval_keys if first and not first / 5 <= size[k] <= first * 5]
+    twin = axes[1].twinx() if right else None
+    for i, key in enumerate(eval_keys):
         evaluated = [r for r in rows if r.get(key) is not None]
-        axes[1].plot([r["step"] for r in evaluated], [r[key] for r in evaluated], marker="o", markersize=3,
-                     label=key)
+        (twin if key in right else axes[1]).plot([r["step"] for r in evaluated], [r[key] for r in evaluated],
+                                                 marker="o", markersize=3, color=f"C{i}",
+                                                 label=key + (" (right axis)" if key in right else ""))
     axes[1].set_xlabel("step")
     axes[1].set_title("test metrics (periodic evaluation)")
-    axes[1].legend()
+    handles = [h for ax in (axes[1], twin) if ax is not None for h in ax.get_legend_handles_labels()[0]]
+    axes[1].legend(handles=handles)
     for ax in axes:
         ax.grid(alpha=0.3)
     fig.suptitle(title)

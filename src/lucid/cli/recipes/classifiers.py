@@ -1,5 +1,5 @@
 """Image classifiers: mlp and lenet5 on the bundled 8x8 digits, resnet18 (small-input stem) and vit on generated
-32x32 shapes. Cross-entropy, Adam at a constant rate, test accuracy; the figure is a grid of test images with
+32x32 shapes. Cross-entropy, Adam (a decaying rate on the shapes; vit has its own recipe), test accuracy; the figure is a grid of test images with
 their predictions (predictions.png)."""
 from __future__ import annotations
 
@@ -136,12 +136,21 @@ class ResNet18(ShapesClassifier):
 
 
 class ViT(ShapesClassifier):
+    """A ViT has no convolutional prior, so on this stream it needs help to learn within the budget: each image is
+    standardised per channel (mean 0, std 1 over its pixels: the random colours and background gradient no longer
+    dominate the patch embeddings), 8x8 patches (16 tokens: 2.5x faster per step than 4x4 patches, and they learn
+    no slower here), AdamW with weight decay 0.05 after a 50-step linear warmup, and label smoothing 0.1. With the
+    shared recipe (Adam 1e-3, raw pixels) it stayed at chance."""
     name = "vit"
     summary = "Vision Transformer (8x8 patches, class token, pre-norm, depth 4) on generated 32x32 shapes"
-    target = "not tuned yet: stays near chance (1/6) in 600 steps"
+    target = "test accuracy >= 0.45 (chance 1/6)"
     steps = 600
-    batch_size = 32
-    lr = 1e-3
+    batch_size = 64
+    lr = 2e-3
+    warmup = 50
+    half_life = 400
+    weight_decay = 0.05
+    label_smoothing = 0.1
 
     def default_config(self) -> dict:
         return {"image_size": 32, "patch_size": 8, "num_classes": 6, "dim": 64, "depth": 4, "heads": 4,
@@ -149,6 +158,29 @@ class ViT(ShapesClassifier):
 
     def build(self) -> dict:
         return {"model": models.vit(**self.config)}
+
+    @staticmethod
+    def standardise(x):
+        """Each image's channels to mean 0 and standard deviation 1 over its pixels."""
+        return (x - x.mean(dim=(2, 3), keepdim=True)) / (x.std(dim=(2, 3), keepdim=True) + 1e-3)
+
+    def make_optimizers(self, modules: dict, lr: float) -> dict:
+        return {"optimizer": lucid.optim.AdamW(modules["model"].parameters(), lr=lr,
+                                               weight_decay=self.weight_decay)}
+
+    def make_schedulers(self, optimizers: dict) -> dict:
+        # linear warmup, then the rate halves every half_life steps (a function of the step only)
+        warmup, half_life = self.warmup, self.half_life
+        return {"scheduler": lucid.optim.lr_scheduler.LambdaLR(
+            optimizers["optimizer"],
+            lambda step: (step + 1) / warmup if step < warmup else 0.5 ** ((step - warmup) / half_life))}
+
+    def loss(self, x, y):
+        return F.cross_entropy(self.model(self.standardise(x)), y, label_smoothing=self.label_smoothing)
+
+    def evaluate(self) -> dict[str, float]:
+        acc, self._predicted = base.accuracy(self.model, self.standardise(self.x_test), self.y_test)
+        return {"test_acc": acc}
 
 
 RECIPES = [MLP, LeNet5, ResNet18, ViT]

@@ -59,7 +59,8 @@ class DigitsGenerator(Recipe):
         fd = self.evaluate()["test_pixel_fd"]
         images = self.generate(num).reshape(-1, 1, 8, 8)
         figures.image_grid(plt, images, out / self.figure,
-                           f"lucid train {self.name}: {num} generated digits (pixel FD to test digits {fd:.2f})")
+                           f"lucid train {self.name}: {num} generated digits\n"
+                           f"(Fréchet distance of their pixels to the test digits' pixels: {fd:.2f})")
 
     def sample(self, out: Path, plt=None, num: int = 64, **options) -> str:
         if plt is None:

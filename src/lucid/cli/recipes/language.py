@@ -70,10 +70,14 @@ class CharLM(Recipe):
         return self.corpus.encode(prompt)
 
     def draw(self, plt, out: Path) -> None:
+        metrics = self.evaluate()
         lucid.manual_seed(self.seed)
         text = self.generate("\n", self.sample_length, 0.8, None)
-        (out / self.figure).write_text(f"# lucid train {self.name}: {self.sample_length} characters sampled at "
-                                       f"temperature 0.8 after {self.config}\n{text}\n")
+        (out / self.figure).write_text(
+            f"# lucid train {self.name}: {self.sample_length} characters sampled at temperature 0.8 after a newline, "
+            f"from the model with validation loss {metrics['test_loss']:.3f} nats/char (perplexity "
+            f"{metrics['test_ppl']:.2f}; character frequencies alone score 3.35, uniform guessing 4.17)\n"
+            f"# model: {self.config}\n{text}\n")
 
     def sample(self, out: Path, plt=None, prompt: str = "\n", length: int = 500, temperature: float = 0.8,
                top_k: int | None = None, **options) -> str:

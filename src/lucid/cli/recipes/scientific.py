@@ -66,7 +66,7 @@ class MAML(Recipe):
                     preds[step] = maml.functional_forward(x, params).numpy()[..., 0]
             params = [p.detach().requires_grad_() for p in
                       maml.adapt(params, tasks.x_support, tasks.y_support, 1, c["inner_lr"], first_order=True)]
-        fig, axes = plt.subplots(1, 4, figsize=(16, 3.4))
+        fig, axes = plt.subplots(1, 4, figsize=(16, 4.2), layout="constrained")
         for t, ax in enumerate(axes[:3]):
             ax.plot(grid[:, 0], maml.sine(grid[:, 0], tasks.amplitude[t], tasks.phase[t]), "k", lw=2, label="task")
             for step, style in ((0, ":"), (1, "--"), (10, "-")):
@@ -75,13 +75,14 @@ class MAML(Recipe):
                     label=f"{c['k_shot']} support points")
             ax.set_title(f"test task {t + 1}: A={tasks.amplitude[t]:.2f}, phase={tasks.phase[t]:.2f}")
             ax.set_xlabel("x")
-        axes[0].legend(fontsize=7)
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncol=len(labels), fontsize=9)
         curve = maml.evaluate(self.model, self.test, inner_steps=10, inner_lr=c["inner_lr"])
         axes[3].plot(range(11), curve, "o-")
         axes[3].set_xlabel("adaptation steps (SGD, lr %g)" % c["inner_lr"])
-        axes[3].set_ylabel(f"query MSE, mean of {self.test_tasks} test tasks")
+        axes[3].set_ylabel(f"query MSE (mean of {self.test_tasks} tasks)")
         axes[3].grid(alpha=0.3)
-        axes[3].set_title("fast adaptation from the meta-learned start")
+        axes[3].set_title("query error while adapting")
         fig.suptitle("lucid train maml: the meta-learned initialisation adapting to new sine tasks")
         figures.save(fig, out / self.figure)
 
@@ -129,17 +130,19 @@ class PINN(Recipe):
             pred = self.model(lucid.tensor(points.astype(np.float32))).numpy()[:, 0]
         exact = pinn.exact_solution(points)[:, 0]
         err = pinn.relative_l2_error(self.model)
-        title = f"lucid train pinn: -laplace(u) = {dim} pi^2 prod sin(pi x_i), u = 0 on the boundary"
+        equation = {1: r"$-u'' = \pi^2 \sin(\pi x)$ on [0, 1]",
+                    2: r"$-\Delta u = 2\pi^2 \sin(\pi x) \sin(\pi y)$ on the unit square"}.get(dim, "")
+        title = f"lucid train pinn: Poisson's equation {equation}, $u = 0$ on the boundary"
         if dim == 1:
-            fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-            axes[0].plot(points[:, 0], exact, "k", lw=3, label="exact sin(pi x)")
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.8), layout="constrained")
+            axes[0].plot(points[:, 0], exact, "k", lw=3, label=r"exact $\sin(\pi x)$")
             axes[0].plot(points[:, 0], pred, "--", color="tab:orange", label="PINN")
             axes[0].legend()
             axes[1].plot(points[:, 0], pred - exact)
             axes[1].set_title(f"PINN - exact (relative L2 error {err:.2e})")
         elif dim == 2:
-            fig, axes = plt.subplots(1, 3, figsize=(14, 4))
-            panels = ((pred, "PINN u(x, y)"), (exact, "exact sin(pi x) sin(pi y)"),
+            fig, axes = plt.subplots(1, 3, figsize=(14, 4.4), layout="constrained")
+            panels = ((pred, "PINN u(x, y)"), (exact, r"exact $\sin(\pi x) \sin(\pi y)$"),
                       (np.abs(pred - exact), f"|PINN - exact| (relative L2 error {err:.2e})"))
             for ax, (values, name) in zip(axes, panels):
                 im = ax.imshow(values.reshape(n, n), origin="lower", extent=(0, 1, 0, 1), cmap="viridis")
