@@ -99,10 +99,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = _as_inputs(inputs, "grad")
     for t in inputs:
-        if isinstance(t, GradientEdge):
-            if materialize_grads:
-                raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-        elif not t._rg:
+        if not isinstance(t, GradientEdge) and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     outputs = _as_tensors(outputs)
     seeds_in = grad_outputs
@@ -131,6 +128,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     for i, (g, t) in enumerate(zip(results, inputs)):
         if g is None:
             if materialize_grads:
+                if isinstance(t, GradientEdge):  # an edge has no tensor to take the zeros' shape from
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 results[i] = _wrap(mx.zeros_like(t._st.data), rg=bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
@@ -409,10 +408,11 @@ def _tensor_pre_hooks(hooks, grads: list, create_graph) -> list:
     but not what the node's own pre-hooks make of it: those run after, as in PyTorch)."""
     grads = list(grads)
     for nr, g in enumerate(grads):
+        for fn in list(hooks.tensor_pre.get(nr, {}).values()):
+            # an output that got no gradient in this walk still runs its hooks, with None (as PyTorch does)
+            g = fn(g) if g is None else _run_tensor_hook(fn, g)
         if g is None:
             continue
-        for fn in list(hooks.tensor_pre.get(nr, {}).values()):
-            g = _run_tensor_hook(fn, g)
         grads[nr] = g
         ref = hooks.retain.get(nr)
         t = ref() if ref is not None else None
@@ -470,7 +470,10 @@ def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captu
         hooks = node._hooks
         if hooks is not None and hooks.pre:
             g = _node_pre_hooks(hooks, [g])[0]
+        fresh = var._grad is None
         _accumulate(var, g, create_graph)
+        if fresh:  # PyTorch steals the incoming gradient for a new .grad, so the post-hooks below see .grad itself
+            g = var._grad
         if ex is not None and ex.post_hooks:
             for fn in list(ex.post_hooks.values()):
                 if fn(var) is not None:
