@@ -555,3 +555,42 @@ def test_gradcheck_still_fails_a_wrong_gradient():
             return g  # should be 2 x g
 
     assert not gradcheck(Wrong.apply, (f64([0.3, 1.5]),), raise_exception=False)
+
+
+def test_gradcheck_catches_a_nondeterministic_backward_unless_nondet_tol_allows_it():
+    class Jitter(Function):
+        @staticmethod
+        def forward(ctx, x, jitter):
+            ctx.jitter = jitter
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (1 + lucid.rand_like(g) * ctx.jitter), None
+
+    x = f64([0.3, 1.5])
+    assert gradcheck(lambda t: Jitter.apply(t, 0.0), (x,))
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradcheck(lambda t: Jitter.apply(t, 1e-6), (x,))
+    assert gradcheck(lambda t: Jitter.apply(t, 1e-6), (x,), nondet_tol=1e-5)
+
+
+def test_gradcheck_rejects_outputs_whose_shape_or_dtype_depends_on_the_values():
+    def grows(x):
+        return lucid.cat([x, x]) if bool((x >= 1).all()) else x
+
+    def casts(x):
+        return x.to(lucid.float32) if bool((x >= 1).all()) else x
+
+    with pytest.raises(AssertionError, match="same shape when inputs are perturbed"):
+        gradcheck(grows, (f64([1.0]),))
+    with pytest.raises(AssertionError, match="same dtype when inputs are perturbed"):
+        gradcheck(casts, (f64([1.0]),))
+
+
+def test_gradcheck_without_differentiable_outputs_expects_a_zero_numerical_gradient():
+    x = f64([1.0])
+    with pytest.raises(RuntimeError, match="Numerical gradient for function expected to be zero"):
+        gradcheck(lambda t: t.detach() * 2, (x,))
+    assert not gradcheck(lambda t: t.detach() * 2, (x,), raise_exception=False)
+    assert gradcheck(lambda t: (), (x,))
