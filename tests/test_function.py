@@ -348,3 +348,24 @@ def test_function_jvp_gives_the_forward_mode_rule():
     out, tangent = func.jvp(lambda t: CubeJvp.apply(t), (lucid.tensor(2.0),), (lucid.tensor(1.0),))
     assert out.item() == 8.0 and tangent.item() == 12.0
     assert func.jacfwd(lambda t: CubeJvp.apply(t))(lucid.tensor([1.0, 2.0])).tolist() == [[3.0, 0.0], [0.0, 12.0]]
+
+
+def test_materialize_non_diff_grads_false_leaves_non_differentiable_output_grads_none():
+    seen = []
+
+    class TwoOuts(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            aux = x.clone()
+            ctx.mark_non_differentiable(aux)
+            ctx._materialize_non_diff_grads = False
+            return x.clone(), aux
+
+        @staticmethod
+        def backward(ctx, g, g_aux):
+            seen.append(g_aux)
+            return g
+
+    x = lucid.tensor(1.0, requires_grad=True)
+    TwoOuts.apply(x)[0].backward()
+    assert seen == [None] and x.grad.item() == 1.0

@@ -26,6 +26,8 @@ class FunctionCtx(Node):
     """The node (and ``ctx``) of one ``Function.apply`` call. Attributes set by ``forward`` live in ``__dict__``."""
 
     _fn_class = None  # the Function subclass
+    _non_diff_nrs = ()  # output slots marked non-differentiable (set per call only when there are any)
+    _materialize_non_diff_grads = True  # PyTorch's ctx flag: False leaves those slots' gradients None
 
     def __init__(self):
         self._hooks = None
@@ -81,8 +83,9 @@ class FunctionCtx(Node):
     def apply(self, grads: list, needed=None) -> list:
         cls = self._fn_class
         if self._materialize:  # outputs that are not Tensors get None, as in PyTorch
-            grads = [_wrap(mx.zeros(*m)) if g is None and m is not None else g
-                     for g, m in zip(grads, self._out_meta)]
+            skip = () if self._materialize_non_diff_grads else self._non_diff_nrs
+            grads = [_wrap(mx.zeros(*m)) if g is None and m is not None and nr not in skip else g
+                     for nr, (g, m) in enumerate(zip(grads, self._out_meta))]
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -194,6 +197,8 @@ class Function(metaclass=_FunctionMeta):
                 out._fn, out._nr, out._rg = ctx, nr, True
                 if out is o and id(o) in ctx._dirty:
                     _record_write_through(out)
+            elif record and id(o) in ctx._non_diff:
+                ctx._non_diff_nrs += (nr,)
             # writing into such a view in place would bypass this Function's backward: Tensor._inplace refuses it
             if view and (not record or id(o) not in ctx._non_diff):
                 out._ex().fn_view = (cls.__name__, nr) if out._fn is ctx else True
