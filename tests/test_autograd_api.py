@@ -411,3 +411,13 @@ def test_queue_callback_inside_a_nested_backward_runs_when_that_walk_ends():
 def test_queue_callback_outside_backward_raises():
     with pytest.raises(RuntimeError, match="Final callbacks can only be installed during backward pass"):
         Variable._execution_engine.queue_callback(lambda: None)
+
+
+def test_saved_result_shares_the_output_value_and_version_counter():
+    a = lucid.rand(2, requires_grad=True)
+    b = a.exp()
+    saved = b.grad_fn._saved_result
+    assert saved.grad_fn is b.grad_fn and saved._version == b._version
+    with lucid.no_grad():
+        b += 1
+    assert saved.tolist() == b.tolist() and saved._version == b._version == 1
