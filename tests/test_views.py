@@ -527,3 +527,15 @@ def test_shape_change_of_views_of_inference_tensors():
         assert lucid.is_inference(v) and v.tolist() == [[1, 2, 3]]
         v.mul_(2)
         assert a.tolist() == [[2, 4], [4, 5], [6, 6]]
+
+
+def test_unbind_piece_off_the_graph_refuses_a_write_that_requires_grad():
+    a = lucid.rand(1, 2)  # requires no grad: the pieces have no node
+    b = lucid.rand(1, requires_grad=True)
+    piece = a.unbind()[0]
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns multiple views"):
+        piece.copy_(b)
+    piece.copy_(b.detach())  # a write that is not recorded is fine
+    assert a[0].tolist() == b.tolist() * 2
+    a.select(1, 0).copy_(b)  # a single-output view takes the recorded write
+    assert a.requires_grad

@@ -41,7 +41,8 @@ class _Extra:
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
         self.inference_view = False  # a view of a normal tensor taken in inference mode (not an inference tensor)
         self.fn_view = None  # a view (or an input as is) returned by a custom Function: (its name, output nr), or
-        #                      True when that Function recorded nothing
+        #                      True when that Function recorded nothing; or the whole message (a str) for another
+        #                      kind of view that a recorded write may not enter (unbind's pieces taken off the graph)
 
 
 class Size(tuple):
@@ -166,6 +167,8 @@ _INFERENCE_VIEW_MESSAGE = (
 def _custom_view_error(fn_view) -> None:
     """An in-place write that would be recorded, into a view that a custom Function returned: the write would
     replace that Function's backward by the view's, so PyTorch forbids it."""
+    if isinstance(fn_view, str):
+        raise RuntimeError(fn_view)
     if fn_view is True:
         first = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
     else:
