@@ -594,3 +594,14 @@ def test_gradcheck_without_differentiable_outputs_expects_a_zero_numerical_gradi
         gradcheck(lambda t: t.detach() * 2, (x,))
     assert not gradcheck(lambda t: t.detach() * 2, (x,), raise_exception=False)
     assert gradcheck(lambda t: (), (x,))
+
+
+def test_unique_values_require_grad_but_inverse_and_counts_do_not():
+    x = lucid.tensor([1.0, 2.0, 2.0, 3.0], requires_grad=True)
+    for values, inverse, counts in (lucid.unique(x, return_inverse=True, return_counts=True),
+                                    lucid.unique(x, return_inverse=True, return_counts=True, dim=0),
+                                    lucid.unique_consecutive(x, return_inverse=True, return_counts=True)):
+        assert values.requires_grad and not inverse.requires_grad and not counts.requires_grad
+        with pytest.raises(RuntimeError, match="not implemented"):
+            values.sum().backward()
+    assert not lucid.unique(x.detach()).requires_grad
