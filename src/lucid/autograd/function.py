@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+import warnings
+
 import mlx.core as mx
 
 from .._dtype import can_require_grad
@@ -179,6 +181,8 @@ class Function(metaclass=_FunctionMeta):
         if record:
             ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
         ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
+        if ctx._dirty:
+            _check_dirty(ctx, ids_in, outputs, record)
         wrapped = []
         for nr, o in enumerate(outputs):
             if not isinstance(o, Tensor):  # passed through; its gradient slot is always None
@@ -217,6 +221,30 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+def _check_dirty(ctx, ids_in: set, outputs: tuple, record: bool) -> None:
+    """PyTorch's rules for ``ctx.mark_dirty``: every tensor marked must be returned (its new value is the output),
+    marking a tensor that is no input is pointless (warned), and a view modified in place can only be the Function's
+    one differentiable output (its base's history is rewritten through this Function, which has one slot for it)."""
+    dirty = ctx._dirty
+    ids_out = {id(o) for o in outputs if isinstance(o, Tensor)}
+    if not dirty <= ids_out:
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. The "
+                           "inputs that are modified inplace must all be outputs of the Function.")
+    if not dirty <= ids_in:
+        warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there is "
+                      "no need to pass it to mark_dirty().", UserWarning, stacklevel=3)
+    if record:
+        diff = [o for o in outputs if isinstance(o, Tensor) and id(o) not in ctx._non_diff and can_require_grad(o.dtype)]
+        if len(diff) > 1 and any(id(o) in dirty and o._extra is not None and o._extra.view_of is not None
+                                 for o in diff):
+            raise RuntimeError(
+                "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
+                "return more than one Tensor. This is not supported by the current autograd engine. You should either "
+                "make sure the input is not a view (using .clone() for example) or make your Function only return one "
+                "Tensor (potentially splitting it into two Functions: one doing the inplace that returns a single "
+                "Tensor and a second one that does the other operations).")
 
 
 def _record_write_through(out: Tensor) -> None:
