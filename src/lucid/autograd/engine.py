@@ -19,7 +19,7 @@ from .._compile import is_compiling
 from .._tensor import Tensor, _shape_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
-from .anomaly import _state as _anomaly, check_gradients
+from .anomaly import _state as _anomaly, apply_checked
 from .graph import AccumulateGrad, GradientEdge, GraphTask, edge_of, running_tasks
 
 _ALL = object()  # "accumulate into every leaf"
@@ -334,9 +334,10 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
                     continue
             if hooks is not None and hooks.pre:
                 grads = _node_pre_hooks(hooks, grads)
-            in_grads = node.apply(grads, needed)
             if _anomaly["enabled"]:
-                check_gradients(node, in_grads)
+                in_grads = apply_checked(node, grads, needed)
+            else:
+                in_grads = node.apply(grads, needed)
             if not retain_graph:
                 node.release()
             if hooks is not None and hooks.post:

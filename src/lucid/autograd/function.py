@@ -21,7 +21,7 @@ from .._tensor import Tensor, _wrap
 from .._views import info_of, into_base
 from . import grad_mode as gm
 from .engine import _conform
-from .graph import FREED_MESSAGE, Node, edge_of
+from .graph import FREED_MESSAGE, Node, _anomaly_observer, edge_of
 
 
 class FunctionCtx(Node):
@@ -180,6 +180,8 @@ class Function(metaclass=_FunctionMeta):
         outputs = raw if isinstance(raw, tuple) else (raw,)
         if record:
             ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
+            if _anomaly_observer[0] is not None:  # anomaly mode remembers where the forward was called
+                _anomaly_observer[0](ctx)
         ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
         if ctx._dirty:
             _check_dirty(ctx, ids_in, outputs, record)
