@@ -605,3 +605,39 @@ def test_unique_values_require_grad_but_inverse_and_counts_do_not():
         with pytest.raises(RuntimeError, match="not implemented"):
             values.sum().backward()
     assert not lucid.unique(x.detach()).requires_grad
+
+
+def test_tensor_pickles_with_every_protocol_keeping_values_dtype_and_requires_grad():
+    import pickle
+    x = lucid.randn(3, 2, requires_grad=True)
+    y = lucid.tensor([1, 2], dtype=lucid.int32)
+    z = lucid.ones(2, dtype=lucid.bfloat16)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        xc, yc, zc = pickle.loads(pickle.dumps([x, y, z], protocol=protocol))
+        assert xc.tolist() == x.tolist() and xc.requires_grad and xc.is_leaf
+        assert yc.dtype == lucid.int32 and yc.tolist() == [1, 2] and not yc.requires_grad
+        assert zc.dtype == lucid.bfloat16 and zc.tolist() == [1.0, 1.0]
+
+
+def test_grad_mode_decorating_a_class_is_deprecated_and_covers_construction_only():
+    import warnings
+    seen = []
+    with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+        @lucid.no_grad()
+        class Foo:
+            def __init__(self):
+                seen.append(lucid.is_grad_enabled())
+
+            def method(self):
+                seen.append(lucid.is_grad_enabled())
+
+    Foo().method()
+    assert seen == [False, True]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @lucid.no_grad()
+        def f():
+            return lucid.is_grad_enabled()
+
+        assert f() is False
