@@ -167,3 +167,17 @@ def test_anomaly_error_without_forward_information_says_so():
             with lucid.autograd.detect_anomaly():
                 d2.sum().backward()
     assert "No forward pass information available" in str(w[1].message)
+
+
+def test_reentrant_checkpoint_of_a_function_without_graph_raises_at_backward():
+    def no_graph(a):
+        with lucid.no_grad():
+            return a * 2
+
+    x = lucid.randn(2, requires_grad=True)
+    out = checkpoint(no_graph, x, use_reentrant=True)
+    with pytest.raises(RuntimeError, match="none of output has requires_grad=True"):
+        (out + x).sum().backward()
+    out = checkpoint(no_graph, x, use_reentrant=False)  # the non-reentrant variant just has no graph there
+    (out + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]
