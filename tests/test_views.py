@@ -539,3 +539,33 @@ def test_unbind_piece_off_the_graph_refuses_a_write_that_requires_grad():
     assert a[0].tolist() == b.tolist() * 2
     a.select(1, 0).copy_(b)  # a single-output view takes the recorded write
     assert a.requires_grad
+
+
+def test_view_taken_in_no_grad_refuses_a_write_that_requires_grad():
+    a = lucid.rand(2, requires_grad=True).clone()
+    with lucid.no_grad():
+        b = a[:]
+        c = a.view(2)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                           "grad mode enabled"):
+        b.mul_(2)
+    d = c.view(2)  # a view of that view, taken with grad on, inherits the rule
+    with pytest.raises(RuntimeError, match="created in no_grad mode and is being modified inplace"):
+        d.mul_(2)
+    with lucid.no_grad():
+        b.mul_(2)  # inside no_grad the write is simply unrecorded
+    plain = lucid.zeros(2)
+    with lucid.no_grad():
+        v = plain.view(2)
+    v.mul_(2)  # nothing requires grad: allowed
+
+
+def test_view_of_a_view_taken_in_inference_mode_refuses_a_write_that_requires_grad():
+    x = lucid.zeros(2)
+    with lucid.inference_mode():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view which was created in inference mode and is being "
+                                           "modified inplace in normal mode"):
+        z /= 2

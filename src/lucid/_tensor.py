@@ -179,6 +179,50 @@ def _custom_view_error(fn_view) -> None:
                        "forbidden. You can fix this by cloning the output of the custom Function.")
 
 
+_NO_GRAD_VIEW_ADVICE = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the {} block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked).")
+
+
+def _check_view_mode(t) -> None:
+    """PyTorch's creation-mode rule for a write with grad mode on: a view taken in no_grad or inference mode, or a
+    view of such a view, may not be written in place when the write would require grad (the tensor or a base it was
+    taken of requires grad), since whether that write belongs in the graph is ambiguous."""
+    rg = t._rg
+    fn_view = t._extra.fn_view
+    if fn_view is not None:  # a custom Function's output or an off-graph unbind piece: their own messages
+        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._rg):
+            _custom_view_error(fn_view)
+        return  # (a recorded Function's view is refused once the write is known to be recorded)
+    cur = t
+    while True:
+        ex = cur._extra
+        view = ex.view_of if ex is not None else None
+        if view is None or view.alias:
+            return
+        base = view.base
+        rg = rg or base._rg
+        if not view.grad:  # taken with grad mode off
+            break
+        cur = base
+    if not rg:
+        return
+    inference = ex.inference_view
+    mode, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
+    action = "in normal mode" if inference else "with grad mode enabled"
+    if cur is t or t._fn is None:
+        if inference:
+            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
+        first = f"A view was created in {mode} and is being modified inplace {action}."
+    else:
+        import re
+        name = re.sub(r"Backward\d*$", "", t._fn.name())
+        first = (f"Output {t._nr} of {name} is a view of a view which was created in {mode} and is being modified "
+                 f"inplace {action}.")
+    raise RuntimeError(first + _NO_GRAD_VIEW_ADVICE.format(block))
+
+
 def _shape_str(shape) -> str:
     return str(list(shape))
 
@@ -679,6 +723,8 @@ class Tensor:
             return
         if ex is not None and ex.inference_view and self._rg:
             raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
+        if ex is not None and ex.view_of is not None and not ex.view_of.alias:
+            _check_view_mode(self)
         if self._rg and self._fn is None:
             if via_view:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
