@@ -641,3 +641,27 @@ def test_grad_mode_decorating_a_class_is_deprecated_and_covers_construction_only
             return lucid.is_grad_enabled()
 
         assert f() is False
+
+
+def test_deeply_reentrant_backward_does_not_hit_the_recursion_limit():
+    import sys
+
+    class Countdown(Function):  # each backward runs a whole backward of the next step
+        @staticmethod
+        def forward(ctx, x):
+            with lucid.enable_grad():
+                ctx.x = x.detach().requires_grad_(True) - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            if ctx.x.item() >= 0:
+                with lucid.enable_grad():
+                    Countdown.apply(ctx.x).sum().backward()
+            return g
+
+    levels = sys.getrecursionlimit()  # several Python frames per level: far past the limit in one thread
+    v = lucid.tensor(float(levels), requires_grad=True)
+    Countdown.apply(v).sum().backward()
+    assert v.grad.item() == 1.0
+    assert lucid.is_grad_enabled()

@@ -276,6 +276,9 @@ def _topological(root_nodes: list) -> list:
     return order
 
 
+_MAX_NESTED_WALKS = 100  # walks nested in one thread (a backward inside a backward) before the next gets a new thread
+
+
 def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
     """Walk the graph from ``roots`` (edges) with ``seeds``.
 
@@ -283,6 +286,36 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     targets: None, or the nodes the walk must reach (it then skips every node that leads to none of them).
     capture: None, or a list of edges whose gradients are returned, in order.
     """
+    if len(running_tasks()) >= _MAX_NESTED_WALKS:  # deeply reentrant backward: escape Python's recursion limit
+        return _on_fresh_thread(_walk, roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+    return _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread, which starts with its own recursion budget (as PyTorch hands a deep reentrant
+    backward to another worker), in this thread's grad modes; its result or error comes back here."""
+    import threading
+    st = gm.state
+    modes = (st.grad, st.inference, st.compiling, st.mlx_transform_depth)
+    box = {}
+
+    def run():
+        s = gm.state
+        s.grad, s.inference, s.compiling, s.mlx_transform_depth = modes
+        try:
+            box["result"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001  (re-raised in the caller's thread)
+            box["error"] = e
+
+    worker = threading.Thread(target=run, name="lucid-reentrant-backward")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
     if _checks._state.pending:  # an index out of range in the forward: raise before any .grad changes
         _checks.flush()
     pairs = [(e, s) for e, s in zip(roots, seeds) if e is not None and s is not None]
