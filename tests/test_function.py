@@ -417,3 +417,21 @@ def test_mark_dirty_rules_returned_inputs_only_and_one_output_for_a_view():
     c, d = DirtyViewTwoOutputs.apply(a.clone(), b)  # not a view: fine
     (c * d).sum().backward()
     assert a.grad is not None
+
+
+def test_saved_variables_is_a_deprecated_name_for_saved_tensors():
+    class Add(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            with pytest.warns(DeprecationWarning, match="'saved_variables' is deprecated"):
+                a, b = ctx.saved_variables
+            return g, g
+
+    x = lucid.ones(2, requires_grad=True)
+    Add.apply(x, x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

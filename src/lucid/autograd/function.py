@@ -63,7 +63,11 @@ class FunctionCtx(Node):
                 _version_error(t, t._st.version, v)
         return tuple(self._saved)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors`` (deprecated, as in PyTorch)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         self._non_diff.update(id(t) for t in tensors)
