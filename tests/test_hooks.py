@@ -132,3 +132,23 @@ def test_accumulate_grad_post_hook_sees_the_new_grad_after_post_accumulate_hooks
     acc.register_hook(post)
     x.sum().backward()
     assert x.grad.tolist() == pytest.approx([3.0, 3.0, 3.0])
+
+
+def test_var_mean_outputs_share_one_node_whose_prehook_sees_both_gradients():
+    a = lucid.randn(3, 3, requires_grad=True)
+    var, mean = lucid.var_mean(a, dim=0)
+    assert var.grad_fn is mean.grad_fn and (var.output_nr, mean.output_nr) == (0, 1)
+    (var + mean).sum().backward()
+    reference = a.grad.clone()
+    a.grad = None
+    seen = []
+
+    def double(grad_outputs):
+        seen.append(len(grad_outputs))
+        return tuple(g * 2 for g in grad_outputs)
+
+    var, mean = lucid.var_mean(a, dim=0)
+    mean.grad_fn.register_prehook(double)
+    (var + mean).sum().backward()
+    assert seen == [2]
+    assert lucid.allclose(a.grad, reference * 2)
