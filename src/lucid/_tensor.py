@@ -455,6 +455,12 @@ class Tensor:
         self._rg = flag
 
     @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch 0.4 (use ``no_grad``); always False, with PyTorch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
+
+    @property
     def is_leaf(self) -> bool:
         return self._fn is None
 
