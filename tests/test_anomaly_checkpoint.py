@@ -102,3 +102,82 @@ def test_checkpoint_lowers_peak_memory(reentrant):
 
     plain, ckpt = run(False), run(True)
     assert ckpt < 0.6 * plain
+
+
+def test_anomaly_mode_warns_on_entry_and_names_the_failing_node_with_its_forward_trace():
+    import warnings
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            with lucid.autograd.detect_anomaly():
+                a = lucid.randn(5, requires_grad=True)
+                d1 = a + 1
+                d2 = d1 ** 2  # the failing node's forward call: this line is in its trace
+                d1 += 1
+                lucid.autograd.grad(d2.sum(), a)
+    messages = [str(x.message) for x in w]
+    assert "Anomaly Detection has been enabled" in messages[0]
+    assert messages[1].startswith("Error detected in PowBackward0") and "d2 = d1 ** 2" in messages[1]
+
+
+def test_anomaly_error_in_a_node_recorded_by_a_backward_names_the_node_that_recorded_it():
+    import warnings
+
+    class Inner(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2.0
+
+        @staticmethod
+        def backward(ctx, g):
+            return g / 0.0 * 0.0  # NaN
+
+    class Outer(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return Inner.apply(g * x)
+
+    x = lucid.rand(3, requires_grad=True)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            with lucid.autograd.detect_anomaly():
+                (gx,) = lucid.autograd.grad(Outer.apply(x), (x,), lucid.ones(3), create_graph=True)
+                gx.sum().backward()
+    messages = [str(x.message) for x in w]
+    assert "Error detected in InnerBackward" in messages[1] and "Inner.apply(g * x)" in messages[1]
+    assert "induced by OuterBackward" in messages[2] and "Outer.apply(x)" in messages[2]
+
+
+def test_anomaly_error_without_forward_information_says_so():
+    import warnings
+    a = lucid.randn(3, requires_grad=True)
+    d1 = a + 1
+    d2 = d1 ** 2
+    d1 += 1
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            with lucid.autograd.detect_anomaly():
+                d2.sum().backward()
+    assert "No forward pass information available" in str(w[1].message)
+
+
+def test_reentrant_checkpoint_of_a_function_without_graph_raises_at_backward():
+    def no_graph(a):
+        with lucid.no_grad():
+            return a * 2
+
+    x = lucid.randn(2, requires_grad=True)
+    out = checkpoint(no_graph, x, use_reentrant=True)
+    with pytest.raises(RuntimeError, match="none of output has requires_grad=True"):
+        (out + x).sum().backward()
+    out = checkpoint(no_graph, x, use_reentrant=False)  # the non-reentrant variant just has no graph there
+    (out + x).sum().backward()
+    assert x.grad.tolist() == [1.0, 1.0]

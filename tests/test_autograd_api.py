@@ -227,7 +227,22 @@ def test_gradient_edges_built_by_hand_and_materialize_error():
                retain_graph=True)
     assert [r.tolist() for r in ref] == [n.tolist() for n in new]
     with pytest.raises(RuntimeError, match="materialize_grads cannot be used when the given input is a GradientEdge"):
-        grad(out.sum(), (x, get_gradient_edge(y)), allow_unused=True, materialize_grads=True)
+        grad(x.sum(), (x, get_gradient_edge(y)), allow_unused=True, materialize_grads=True)
+
+
+def test_materialize_grads_accepts_a_gradient_edge_that_is_reached():
+    # only an edge that gets no gradient has nothing to materialize zeros from
+    x = lucid.rand(2, requires_grad=True).clone()
+    y = lucid.rand(2, requires_grad=True).clone()
+    gx, gy = grad(x.sum(), (get_gradient_edge(x), y), allow_unused=True, materialize_grads=True)
+    assert gx.tolist() == [1.0, 1.0] and gy.tolist() == [0.0, 0.0]
+
+
+def test_compat_grad_takes_a_single_gradient_edge_as_one_input():
+    import lucid.compat.torch as torch
+    x = lucid.rand(2, requires_grad=True)
+    (g,) = torch.autograd.grad(x.clone().sum(), get_gradient_edge(x))
+    assert g.tolist() == [1.0, 1.0]
 
 
 def test_backward_to_gradient_edges():
@@ -396,3 +411,13 @@ def test_queue_callback_inside_a_nested_backward_runs_when_that_walk_ends():
 def test_queue_callback_outside_backward_raises():
     with pytest.raises(RuntimeError, match="Final callbacks can only be installed during backward pass"):
         Variable._execution_engine.queue_callback(lambda: None)
+
+
+def test_saved_result_shares_the_output_value_and_version_counter():
+    a = lucid.rand(2, requires_grad=True)
+    b = a.exp()
+    saved = b.grad_fn._saved_result
+    assert saved.grad_fn is b.grad_fn and saved._version == b._version
+    with lucid.no_grad():
+        b += 1
+    assert saved.tolist() == b.tolist() and saved._version == b._version == 1

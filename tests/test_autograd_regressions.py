@@ -555,3 +555,113 @@ def test_gradcheck_still_fails_a_wrong_gradient():
             return g  # should be 2 x g
 
     assert not gradcheck(Wrong.apply, (f64([0.3, 1.5]),), raise_exception=False)
+
+
+def test_gradcheck_catches_a_nondeterministic_backward_unless_nondet_tol_allows_it():
+    class Jitter(Function):
+        @staticmethod
+        def forward(ctx, x, jitter):
+            ctx.jitter = jitter
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (1 + lucid.rand_like(g) * ctx.jitter), None
+
+    x = f64([0.3, 1.5])
+    assert gradcheck(lambda t: Jitter.apply(t, 0.0), (x,))
+    with pytest.raises(RuntimeError, match="Backward is not reentrant"):
+        gradcheck(lambda t: Jitter.apply(t, 1e-6), (x,))
+    assert gradcheck(lambda t: Jitter.apply(t, 1e-6), (x,), nondet_tol=1e-5)
+
+
+def test_gradcheck_rejects_outputs_whose_shape_or_dtype_depends_on_the_values():
+    def grows(x):
+        return lucid.cat([x, x]) if bool((x >= 1).all()) else x
+
+    def casts(x):
+        return x.to(lucid.float32) if bool((x >= 1).all()) else x
+
+    with pytest.raises(AssertionError, match="same shape when inputs are perturbed"):
+        gradcheck(grows, (f64([1.0]),))
+    with pytest.raises(AssertionError, match="same dtype when inputs are perturbed"):
+        gradcheck(casts, (f64([1.0]),))
+
+
+def test_gradcheck_without_differentiable_outputs_expects_a_zero_numerical_gradient():
+    x = f64([1.0])
+    with pytest.raises(RuntimeError, match="Numerical gradient for function expected to be zero"):
+        gradcheck(lambda t: t.detach() * 2, (x,))
+    assert not gradcheck(lambda t: t.detach() * 2, (x,), raise_exception=False)
+    assert gradcheck(lambda t: (), (x,))
+
+
+def test_unique_values_require_grad_but_inverse_and_counts_do_not():
+    x = lucid.tensor([1.0, 2.0, 2.0, 3.0], requires_grad=True)
+    for values, inverse, counts in (lucid.unique(x, return_inverse=True, return_counts=True),
+                                    lucid.unique(x, return_inverse=True, return_counts=True, dim=0),
+                                    lucid.unique_consecutive(x, return_inverse=True, return_counts=True)):
+        assert values.requires_grad and not inverse.requires_grad and not counts.requires_grad
+        with pytest.raises(RuntimeError, match="not implemented"):
+            values.sum().backward()
+    assert not lucid.unique(x.detach()).requires_grad
+
+
+def test_tensor_pickles_with_every_protocol_keeping_values_dtype_and_requires_grad():
+    import pickle
+    x = lucid.randn(3, 2, requires_grad=True)
+    y = lucid.tensor([1, 2], dtype=lucid.int32)
+    z = lucid.ones(2, dtype=lucid.bfloat16)
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        xc, yc, zc = pickle.loads(pickle.dumps([x, y, z], protocol=protocol))
+        assert xc.tolist() == x.tolist() and xc.requires_grad and xc.is_leaf
+        assert yc.dtype == lucid.int32 and yc.tolist() == [1, 2] and not yc.requires_grad
+        assert zc.dtype == lucid.bfloat16 and zc.tolist() == [1.0, 1.0]
+
+
+def test_grad_mode_decorating_a_class_is_deprecated_and_covers_construction_only():
+    import warnings
+    seen = []
+    with pytest.warns(FutureWarning, match="Decorating classes is deprecated"):
+        @lucid.no_grad()
+        class Foo:
+            def __init__(self):
+                seen.append(lucid.is_grad_enabled())
+
+            def method(self):
+                seen.append(lucid.is_grad_enabled())
+
+    Foo().method()
+    assert seen == [False, True]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+
+        @lucid.no_grad()
+        def f():
+            return lucid.is_grad_enabled()
+
+        assert f() is False
+
+
+def test_deeply_reentrant_backward_does_not_hit_the_recursion_limit():
+    import sys
+
+    class Countdown(Function):  # each backward runs a whole backward of the next step
+        @staticmethod
+        def forward(ctx, x):
+            with lucid.enable_grad():
+                ctx.x = x.detach().requires_grad_(True) - 1
+            return ctx.x.detach()
+
+        @staticmethod
+        def backward(ctx, g):
+            if ctx.x.item() >= 0:
+                with lucid.enable_grad():
+                    Countdown.apply(ctx.x).sum().backward()
+            return g
+
+    levels = sys.getrecursionlimit()  # several Python frames per level: far past the limit in one thread
+    v = lucid.tensor(float(levels), requires_grad=True)
+    Countdown.apply(v).sum().backward()
+    assert v.grad.item() == 1.0
+    assert lucid.is_grad_enabled()

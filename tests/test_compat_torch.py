@@ -297,3 +297,10 @@ def test_set_warn_always_is_accepted_and_reported():
         assert torch.is_warn_always_enabled() is True
     finally:
         torch.set_warn_always(False)
+
+
+def test_volatile_is_always_false_with_a_removal_warning():
+    import lucid.compat.torch as torch
+    v = torch.autograd.torch.randn(3, 3)
+    with pytest.warns(UserWarning, match="volatile was removed"):
+        assert v.volatile is False

@@ -348,3 +348,90 @@ def test_function_jvp_gives_the_forward_mode_rule():
     out, tangent = func.jvp(lambda t: CubeJvp.apply(t), (lucid.tensor(2.0),), (lucid.tensor(1.0),))
     assert out.item() == 8.0 and tangent.item() == 12.0
     assert func.jacfwd(lambda t: CubeJvp.apply(t))(lucid.tensor([1.0, 2.0])).tolist() == [[3.0, 0.0], [0.0, 12.0]]
+
+
+def test_materialize_non_diff_grads_false_leaves_non_differentiable_output_grads_none():
+    seen = []
+
+    class TwoOuts(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            aux = x.clone()
+            ctx.mark_non_differentiable(aux)
+            ctx._materialize_non_diff_grads = False
+            return x.clone(), aux
+
+        @staticmethod
+        def backward(ctx, g, g_aux):
+            seen.append(g_aux)
+            return g
+
+    x = lucid.tensor(1.0, requires_grad=True)
+    TwoOuts.apply(x)[0].backward()
+    assert seen == [None] and x.grad.item() == 1.0
+
+
+def test_mark_dirty_rules_returned_inputs_only_and_one_output_for_a_view():
+    class DirtyNotReturned(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a.clone(), a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            return ga, gab
+
+    class DirtyNotInput(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            c = a * 3
+            c.add_(1)
+            ctx.mark_dirty(c)
+            return c
+
+        @staticmethod
+        def backward(ctx, g):
+            return 3 * g
+
+    class DirtyViewTwoOutputs(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            a.add_(b)
+            ctx.mark_dirty(a)
+            return a, a + b
+
+        @staticmethod
+        def backward(ctx, ga, gab):
+            return ga + gab, ga + gab
+
+    a = lucid.ones(2, requires_grad=True)
+    b = lucid.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="marked as dirty during the forward method were not returned"):
+        DirtyNotReturned.apply(a.clone(), b)
+    with pytest.warns(UserWarning, match="Only input Tensors should be given to ctx.mark_dirty"):
+        DirtyNotInput.apply(a.clone())
+    with pytest.raises(RuntimeError, match="modifies inplace an input that is a view of another Tensor"):
+        DirtyViewTwoOutputs.apply(a.clone().view_as(a), b)
+    c, d = DirtyViewTwoOutputs.apply(a.clone(), b)  # not a view: fine
+    (c * d).sum().backward()
+    assert a.grad is not None
+
+
+def test_saved_variables_is_a_deprecated_name_for_saved_tensors():
+    class Add(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            return a + b
+
+        @staticmethod
+        def backward(ctx, g):
+            with pytest.warns(DeprecationWarning, match="'saved_variables' is deprecated"):
+                a, b = ctx.saved_variables
+            return g, g
+
+    x = lucid.ones(2, requires_grad=True)
+    Add.apply(x, x).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]

@@ -102,3 +102,53 @@ def test_node_hook_wrong_number_of_values_errors():
     y.grad_fn.register_hook(lambda gis, gos: (gis[0],))
     with pytest.raises(RuntimeError, match=r"returned an incorrect number of values \(got 1, but expected 2\)"):
         y.sum().backward()
+
+
+def test_nonleaf_hook_runs_with_none_when_its_output_gets_no_gradient():
+    x = lucid.randn(3, requires_grad=True)
+    parts = x.unbind()
+    seen = []
+    parts[0].register_hook(lambda g: seen.append(None if g is None else g.tolist()))
+    parts[0].backward()
+    parts[1].backward()  # runs the shared UnbindBackward node, where output 0 has no gradient
+    assert seen == [1.0, None]
+    assert x.grad.tolist() == [1.0, 1.0, 0.0]
+
+
+def test_accumulate_grad_post_hook_sees_the_new_grad_after_post_accumulate_hooks():
+    x = lucid.ones(3, requires_grad=True)
+    acc = x.view_as(x).grad_fn.next_functions[0][0]
+    x.register_hook(lambda g: g - 2.0)
+    acc.register_prehook(lambda gs: (gs[0] / 5.0,))
+
+    def post_accumulate(t):
+        t.grad.add_(0.5)
+
+    x.register_post_accumulate_grad_hook(post_accumulate)
+
+    def post(grad_inputs, grad_outputs):
+        x.grad = grad_outputs[0] * 10
+
+    acc.register_hook(post)
+    x.sum().backward()
+    assert x.grad.tolist() == pytest.approx([3.0, 3.0, 3.0])
+
+
+def test_var_mean_outputs_share_one_node_whose_prehook_sees_both_gradients():
+    a = lucid.randn(3, 3, requires_grad=True)
+    var, mean = lucid.var_mean(a, dim=0)
+    assert var.grad_fn is mean.grad_fn and (var.output_nr, mean.output_nr) == (0, 1)
+    (var + mean).sum().backward()
+    reference = a.grad.clone()
+    a.grad = None
+    seen = []
+
+    def double(grad_outputs):
+        seen.append(len(grad_outputs))
+        return tuple(g * 2 for g in grad_outputs)
+
+    var, mean = lucid.var_mean(a, dim=0)
+    mean.grad_fn.register_prehook(double)
+    (var + mean).sum().backward()
+    assert seen == [2]
+    assert lucid.allclose(a.grad, reference * 2)

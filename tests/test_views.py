@@ -527,3 +527,45 @@ def test_shape_change_of_views_of_inference_tensors():
         assert lucid.is_inference(v) and v.tolist() == [[1, 2, 3]]
         v.mul_(2)
         assert a.tolist() == [[2, 4], [4, 5], [6, 6]]
+
+
+def test_unbind_piece_off_the_graph_refuses_a_write_that_requires_grad():
+    a = lucid.rand(1, 2)  # requires no grad: the pieces have no node
+    b = lucid.rand(1, requires_grad=True)
+    piece = a.unbind()[0]
+    with pytest.raises(RuntimeError, match="This view is the output of a function that returns multiple views"):
+        piece.copy_(b)
+    piece.copy_(b.detach())  # a write that is not recorded is fine
+    assert a[0].tolist() == b.tolist() * 2
+    a.select(1, 0).copy_(b)  # a single-output view takes the recorded write
+    assert a.requires_grad
+
+
+def test_view_taken_in_no_grad_refuses_a_write_that_requires_grad():
+    a = lucid.rand(2, requires_grad=True).clone()
+    with lucid.no_grad():
+        b = a[:]
+        c = a.view(2)
+    with pytest.raises(RuntimeError, match="A view was created in no_grad mode and is being modified inplace with "
+                                           "grad mode enabled"):
+        b.mul_(2)
+    d = c.view(2)  # a view of that view, taken with grad on, inherits the rule
+    with pytest.raises(RuntimeError, match="created in no_grad mode and is being modified inplace"):
+        d.mul_(2)
+    with lucid.no_grad():
+        b.mul_(2)  # inside no_grad the write is simply unrecorded
+    plain = lucid.zeros(2)
+    with lucid.no_grad():
+        v = plain.view(2)
+    v.mul_(2)  # nothing requires grad: allowed
+
+
+def test_view_of_a_view_taken_in_inference_mode_refuses_a_write_that_requires_grad():
+    x = lucid.zeros(2)
+    with lucid.inference_mode():
+        y = x.view(2)
+    y.requires_grad_(True)
+    z = y.view(2)
+    with pytest.raises(RuntimeError, match="a view of a view which was created in inference mode and is being "
+                                           "modified inplace in normal mode"):
+        z /= 2

@@ -41,7 +41,8 @@ class _Extra:
         self.leaf_hooks = None  # {key: fn(grad)}: register_hook on a leaf
         self.inference_view = False  # a view of a normal tensor taken in inference mode (not an inference tensor)
         self.fn_view = None  # a view (or an input as is) returned by a custom Function: (its name, output nr), or
-        #                      True when that Function recorded nothing
+        #                      True when that Function recorded nothing; or the whole message (a str) for another
+        #                      kind of view that a recorded write may not enter (unbind's pieces taken off the graph)
 
 
 class Size(tuple):
@@ -166,6 +167,8 @@ _INFERENCE_VIEW_MESSAGE = (
 def _custom_view_error(fn_view) -> None:
     """An in-place write that would be recorded, into a view that a custom Function returned: the write would
     replace that Function's backward by the view's, so PyTorch forbids it."""
+    if isinstance(fn_view, str):
+        raise RuntimeError(fn_view)
     if fn_view is True:
         first = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
     else:
@@ -174,6 +177,50 @@ def _custom_view_error(fn_view) -> None:
                        "as-is) and the autograd logic to handle view+inplace would override the custom backward "
                        "associated with the custom Function, leading to incorrect gradients. This behavior is "
                        "forbidden. You can fix this by cloning the output of the custom Function.")
+
+
+_NO_GRAD_VIEW_ADVICE = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the {} block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked).")
+
+
+def _check_view_mode(t) -> None:
+    """PyTorch's creation-mode rule for a write with grad mode on: a view taken in no_grad or inference mode, or a
+    view of such a view, may not be written in place when the write would require grad (the tensor or a base it was
+    taken of requires grad), since whether that write belongs in the graph is ambiguous."""
+    rg = t._rg
+    fn_view = t._extra.fn_view
+    if fn_view is not None:  # a custom Function's output or an off-graph unbind piece: their own messages
+        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._rg):
+            _custom_view_error(fn_view)
+        return  # (a recorded Function's view is refused once the write is known to be recorded)
+    cur = t
+    while True:
+        ex = cur._extra
+        view = ex.view_of if ex is not None else None
+        if view is None or view.alias:
+            return
+        base = view.base
+        rg = rg or base._rg
+        if not view.grad:  # taken with grad mode off
+            break
+        cur = base
+    if not rg:
+        return
+    inference = ex.inference_view
+    mode, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
+    action = "in normal mode" if inference else "with grad mode enabled"
+    if cur is t or t._fn is None:
+        if inference:
+            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
+        first = f"A view was created in {mode} and is being modified inplace {action}."
+    else:
+        import re
+        name = re.sub(r"Backward\d*$", "", t._fn.name())
+        first = (f"Output {t._nr} of {name} is a view of a view which was created in {mode} and is being modified "
+                 f"inplace {action}.")
+    raise RuntimeError(first + _NO_GRAD_VIEW_ADVICE.format(block))
 
 
 def _shape_str(shape) -> str:
@@ -297,6 +344,10 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         # PyTorch's pickle keeps the values and requires_grad only: a non-leaf comes back as a leaf (no history), the
         # .grad and hooks are dropped
+        if protocol < 2:  # MLX arrays pickle only from protocol 2 on: carry the values as numpy (float32 for bf16)
+            a = self._values()
+            host = a.astype(mx.float32) if a.dtype == mx.bfloat16 else a
+            return (_rebuild_tensor_from_numpy, (_threads.to_numpy(host), str(a.dtype).rsplit(".", 1)[-1], self._rg))
         return (_rebuild_tensor, (self._values(), self._rg))
 
     def __deepcopy__(self, memo):
@@ -402,6 +453,12 @@ class Tensor:
         if flag and ex is not None and ex.inference and not gm.state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         self._rg = flag
+
+    @property
+    def volatile(self) -> bool:
+        """Removed in PyTorch 0.4 (use ``no_grad``); always False, with PyTorch's warning."""
+        warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+        return False
 
     @property
     def is_leaf(self) -> bool:
@@ -672,6 +729,8 @@ class Tensor:
             return
         if ex is not None and ex.inference_view and self._rg:
             raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
+        if ex is not None and ex.view_of is not None and not ex.view_of.alias:
+            _check_view_mode(self)
         if self._rg and self._fn is None:
             if via_view:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
@@ -718,6 +777,11 @@ class Tensor:
 def _rebuild_tensor(arr: mx.array, requires_grad: bool) -> Tensor:
     """An unpickled (or deep-copied) tensor: a leaf holding ``arr``."""
     return _wrap(arr, None, requires_grad)
+
+
+def _rebuild_tensor_from_numpy(values: np.ndarray, dtype: str, requires_grad: bool) -> Tensor:
+    """A tensor pickled with protocol 0 or 1."""
+    return _wrap(mx.array(values, dtype=getattr(mx, dtype)), None, requires_grad)
 
 
 def is_inference(input: Tensor) -> bool:

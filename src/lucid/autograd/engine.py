@@ -19,7 +19,7 @@ from .._compile import is_compiling
 from .._tensor import Tensor, _shape_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
-from .anomaly import _state as _anomaly, check_gradients
+from .anomaly import _state as _anomaly, apply_checked
 from .graph import AccumulateGrad, GradientEdge, GraphTask, edge_of, running_tasks
 
 _ALL = object()  # "accumulate into every leaf"
@@ -99,10 +99,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = _as_inputs(inputs, "grad")
     for t in inputs:
-        if isinstance(t, GradientEdge):
-            if materialize_grads:
-                raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-        elif not t._rg:
+        if not isinstance(t, GradientEdge) and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     outputs = _as_tensors(outputs)
     seeds_in = grad_outputs
@@ -131,6 +128,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     for i, (g, t) in enumerate(zip(results, inputs)):
         if g is None:
             if materialize_grads:
+                if isinstance(t, GradientEdge):  # an edge has no tensor to take the zeros' shape from
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 results[i] = _wrap(mx.zeros_like(t._st.data), rg=bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
@@ -277,6 +276,9 @@ def _topological(root_nodes: list) -> list:
     return order
 
 
+_MAX_NESTED_WALKS = 100  # walks nested in one thread (a backward inside a backward) before the next gets a new thread
+
+
 def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
     """Walk the graph from ``roots`` (edges) with ``seeds``.
 
@@ -284,6 +286,36 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     targets: None, or the nodes the walk must reach (it then skips every node that leads to none of them).
     capture: None, or a list of edges whose gradients are returned, in order.
     """
+    if len(running_tasks()) >= _MAX_NESTED_WALKS:  # deeply reentrant backward: escape Python's recursion limit
+        return _on_fresh_thread(_walk, roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+    return _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+
+
+def _on_fresh_thread(fn, *args):
+    """``fn(*args)`` on a new thread, which starts with its own recursion budget (as PyTorch hands a deep reentrant
+    backward to another worker), in this thread's grad modes; its result or error comes back here."""
+    import threading
+    st = gm.state
+    modes = (st.grad, st.inference, st.compiling, st.mlx_transform_depth)
+    box = {}
+
+    def run():
+        s = gm.state
+        s.grad, s.inference, s.compiling, s.mlx_transform_depth = modes
+        try:
+            box["result"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001  (re-raised in the caller's thread)
+            box["error"] = e
+
+    worker = threading.Thread(target=run, name="lucid-reentrant-backward")
+    worker.start()
+    worker.join()
+    if "error" in box:
+        raise box["error"]
+    return box["result"]
+
+
+def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
     if _checks._state.pending:  # an index out of range in the forward: raise before any .grad changes
         _checks.flush()
     pairs = [(e, s) for e, s in zip(roots, seeds) if e is not None and s is not None]
@@ -335,9 +367,10 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
                     continue
             if hooks is not None and hooks.pre:
                 grads = _node_pre_hooks(hooks, grads)
-            in_grads = node.apply(grads, needed)
             if _anomaly["enabled"]:
-                check_gradients(node, in_grads)
+                in_grads = apply_checked(node, grads, needed)
+            else:
+                in_grads = node.apply(grads, needed)
             if not retain_graph:
                 node.release()
             if hooks is not None and hooks.post:
@@ -409,10 +442,11 @@ def _tensor_pre_hooks(hooks, grads: list, create_graph) -> list:
     but not what the node's own pre-hooks make of it: those run after, as in PyTorch)."""
     grads = list(grads)
     for nr, g in enumerate(grads):
+        for fn in list(hooks.tensor_pre.get(nr, {}).values()):
+            # an output that got no gradient in this walk still runs its hooks, with None (as PyTorch does)
+            g = fn(g) if g is None else _run_tensor_hook(fn, g)
         if g is None:
             continue
-        for fn in list(hooks.tensor_pre.get(nr, {}).values()):
-            g = _run_tensor_hook(fn, g)
         grads[nr] = g
         ref = hooks.retain.get(nr)
         t = ref() if ref is not None else None
@@ -470,7 +504,10 @@ def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captu
         hooks = node._hooks
         if hooks is not None and hooks.pre:
             g = _node_pre_hooks(hooks, [g])[0]
+        fresh = var._grad is None
         _accumulate(var, g, create_graph)
+        if fresh:  # PyTorch steals the incoming gradient for a new .grad, so the post-hooks below see .grad itself
+            g = var._grad
         if ex is not None and ex.post_hooks:
             for fn in list(ex.post_hooks.values()):
                 if fn(var) is not None:

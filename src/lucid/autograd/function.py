@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+import warnings
+
 import mlx.core as mx
 
 from .._dtype import can_require_grad
@@ -19,13 +21,15 @@ from .._tensor import Tensor, _wrap
 from .._views import info_of, into_base
 from . import grad_mode as gm
 from .engine import _conform
-from .graph import FREED_MESSAGE, Node, edge_of
+from .graph import FREED_MESSAGE, Node, _anomaly_observer, edge_of
 
 
 class FunctionCtx(Node):
     """The node (and ``ctx``) of one ``Function.apply`` call. Attributes set by ``forward`` live in ``__dict__``."""
 
     _fn_class = None  # the Function subclass
+    _non_diff_nrs = ()  # output slots marked non-differentiable (set per call only when there are any)
+    _materialize_non_diff_grads = True  # PyTorch's ctx flag: False leaves those slots' gradients None
 
     def __init__(self):
         self._hooks = None
@@ -59,7 +63,11 @@ class FunctionCtx(Node):
                 _version_error(t, t._st.version, v)
         return tuple(self._saved)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self) -> tuple:
+        """The old name of ``saved_tensors`` (deprecated, as in PyTorch)."""
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     def mark_non_differentiable(self, *tensors) -> None:
         self._non_diff.update(id(t) for t in tensors)
@@ -81,8 +89,9 @@ class FunctionCtx(Node):
     def apply(self, grads: list, needed=None) -> list:
         cls = self._fn_class
         if self._materialize:  # outputs that are not Tensors get None, as in PyTorch
-            grads = [_wrap(mx.zeros(*m)) if g is None and m is not None else g
-                     for g, m in zip(grads, self._out_meta)]
+            skip = () if self._materialize_non_diff_grads else self._non_diff_nrs
+            grads = [_wrap(mx.zeros(*m)) if g is None and m is not None and nr not in skip else g
+                     for nr, (g, m) in enumerate(zip(grads, self._out_meta))]
         result = cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -175,7 +184,11 @@ class Function(metaclass=_FunctionMeta):
         outputs = raw if isinstance(raw, tuple) else (raw,)
         if record:
             ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
+            if _anomaly_observer[0] is not None:  # anomaly mode remembers where the forward was called
+                _anomaly_observer[0](ctx)
         ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
+        if ctx._dirty:
+            _check_dirty(ctx, ids_in, outputs, record)
         wrapped = []
         for nr, o in enumerate(outputs):
             if not isinstance(o, Tensor):  # passed through; its gradient slot is always None
@@ -194,6 +207,8 @@ class Function(metaclass=_FunctionMeta):
                 out._fn, out._nr, out._rg = ctx, nr, True
                 if out is o and id(o) in ctx._dirty:
                     _record_write_through(out)
+            elif record and id(o) in ctx._non_diff:
+                ctx._non_diff_nrs += (nr,)
             # writing into such a view in place would bypass this Function's backward: Tensor._inplace refuses it
             if view and (not record or id(o) not in ctx._non_diff):
                 out._ex().fn_view = (cls.__name__, nr) if out._fn is ctx else True
@@ -212,6 +227,30 @@ class InplaceFunction(Function):
     def __init__(self, inplace: bool = False):
         super().__init__()
         self.inplace = inplace
+
+
+def _check_dirty(ctx, ids_in: set, outputs: tuple, record: bool) -> None:
+    """PyTorch's rules for ``ctx.mark_dirty``: every tensor marked must be returned (its new value is the output),
+    marking a tensor that is no input is pointless (warned), and a view modified in place can only be the Function's
+    one differentiable output (its base's history is rewritten through this Function, which has one slot for it)."""
+    dirty = ctx._dirty
+    ids_out = {id(o) for o in outputs if isinstance(o, Tensor)}
+    if not dirty <= ids_out:
+        raise RuntimeError("Some elements marked as dirty during the forward method were not returned as output. The "
+                           "inputs that are modified inplace must all be outputs of the Function.")
+    if not dirty <= ids_in:
+        warnings.warn("Only input Tensors should be given to ctx.mark_dirty(). If a Tensor is not an input, there is "
+                      "no need to pass it to mark_dirty().", UserWarning, stacklevel=3)
+    if record:
+        diff = [o for o in outputs if isinstance(o, Tensor) and id(o) not in ctx._non_diff and can_require_grad(o.dtype)]
+        if len(diff) > 1 and any(id(o) in dirty and o._extra is not None and o._extra.view_of is not None
+                                 for o in diff):
+            raise RuntimeError(
+                "If your Function modifies inplace an input that is a view of another Tensor, your Function cannot "
+                "return more than one Tensor. This is not supported by the current autograd engine. You should either "
+                "make sure the input is not a view (using .clone() for example) or make your Function only return one "
+                "Tensor (potentially splitting it into two Functions: one doing the inplace that returns a single "
+                "Tensor and a second one that does the other operations).")
 
 
 def _record_write_through(out: Tensor) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 from .._threads import adopt_thread
 
@@ -50,6 +51,12 @@ class _Mode:
         return False
 
     def __call__(self, func):
+        if inspect.isclass(func):  # PyTorch: only construction runs in the mode, and it is deprecated
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning, stacklevel=2)
+            cls = func
+            func = lambda *args, **kwargs: cls(*args, **kwargs)  # noqa: E731
         if inspect.isgeneratorfunction(func):
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):

@@ -32,6 +32,8 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
     a function that also reads an input through a closure or an alias sees the perturbation too."""
     base = [to_numpy(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
 
+    expected = None  # (shape, dtype) of each output at the unperturbed inputs
+
     def run(i, flat_j, delta):
         st = saved = None
         if i >= 0:
@@ -42,13 +44,23 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
             st.data = mx.array(a, dtype=saved.dtype)
         try:
             # grad mode stays on: gradgradcheck's function differentiates inside
-            return [to_numpy(o._st.data, dtype=np.float64).reshape(-1)
-                    for o in _differentiable_outputs(func(*inputs))]
+            outs = [o._st.data for o in _differentiable_outputs(func(*inputs))]
         finally:
             if st is not None:
                 st.data = saved
+        if expected is not None:  # finite differences are meaningless if the output's layout depends on values
+            for (shape, dtype), o in zip(expected, outs):
+                if o.shape != shape:
+                    raise AssertionError(f"Expected `func` to return outputs with the same shape when inputs are "
+                                         f"perturbed by {eps}, but got: shapes {list(shape)} and {list(o.shape)}.")
+                if o.dtype != dtype:
+                    raise AssertionError(f"Expected `func` to return outputs with the same dtype when inputs are "
+                                         f"perturbed by {eps}, but got: dtypes {dtype} and {o.dtype}.")
+        return [to_numpy(o, dtype=np.float64).reshape(-1) for o in outs]
 
-    sizes = [o.size for o in run(-1, 0, 0.0)]  # output sizes (i = -1 perturbs nothing)
+    unperturbed = run(-1, 0, 0.0)  # i = -1 perturbs nothing
+    sizes = [o.size for o in unperturbed]
+    expected = [(o.shape, o.dtype) for o in _differentiable_outputs(func(*inputs))]
     jac = [[np.zeros((m, base[i].size)) for i in idx] for m in sizes]
     for k, i in enumerate(idx):
         for j in range(base[i].size):
@@ -57,27 +69,36 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
     return jac
 
 
-def _analytical(outputs: list, rg_inputs: list):
-    """J[o][k] by one backward per output element, plus the dtype of each gradient."""
+def _analytical(outputs: list, rg_inputs: list, nondet_tol: float):
+    """J[o][k] by one backward per output element; whether a zero seed gives zero gradients; whether repeating
+    one backward gives the same gradients (within ``nondet_tol``)."""
     jac = [[np.zeros((o.numel(), t.numel())) for t in rg_inputs] for o in outputs]
-    zero_ok = True
+    zero_ok = reentrant = True
+
+    def row(o, seed):
+        g = grad(o, rg_inputs, _wrap(mx.array(seed.reshape(o.shape), dtype=o.dtype)), retain_graph=True,
+                 allow_unused=True)
+        return [None if gi is None else (gi, to_numpy(gi._st.data, dtype=np.float64).reshape(-1)) for gi in g]
+
     for o_i, o in enumerate(outputs):
         n = o.numel()
         for r in range(n):
             seed = np.zeros(n)
             seed[r] = 1.0
-            g = grad(o, rg_inputs, _wrap(mx.array(seed.reshape(o.shape), dtype=o.dtype)), retain_graph=True,
-                     allow_unused=True)
-            for k, gi in enumerate(g):
+            for k, gi in enumerate(row(o, seed)):
                 if gi is not None:
+                    gi, flat = gi
                     if gi.dtype != rg_inputs[k].dtype or tuple(gi.shape) != tuple(rg_inputs[k].shape):
                         raise GradcheckError(f"Gradient has dtype {gi.dtype} and shape {tuple(gi.shape)} but input "
                                              f"{k} has {rg_inputs[k].dtype} {tuple(rg_inputs[k].shape)}")
-                    jac[o_i][k][r] = to_numpy(gi._st.data, dtype=np.float64).reshape(-1)
+                    jac[o_i][k][r] = flat
+        if n:  # the last row once more: a nondeterministic backward gives a different answer (one extra walk)
+            again = row(o, seed)
+            reentrant &= all(np.all(np.abs(jac[o_i][k][n - 1] - (0 if gi is None else gi[1])) <= nondet_tol)
+                             for k, gi in enumerate(again))
         # backward must be multiplied by grad_output: a zero seed gives zero gradients
-        g = grad(o, rg_inputs, _wrap(mx.zeros(o.shape, o.dtype)), retain_graph=True, allow_unused=True)
-        zero_ok &= all(gi is None or not np.any(to_numpy(gi._st.data)) for gi in g)
-    return jac, zero_ok
+        zero_ok &= all(gi is None or not np.any(gi[1]) for gi in row(o, np.zeros(n)))
+    return jac, zero_ok, reentrant
 
 
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
@@ -107,8 +128,12 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     outputs = _differentiable_outputs(func(*inputs))
     rg_inputs = [inputs[i] for i in idx]
     outputs_with_graph = [o for o in outputs if o.requires_grad]
-    analytical, zero_ok = _analytical(outputs_with_graph, rg_inputs) if outputs_with_graph else ([], True)
     numerical = _numerical(func, inputs, idx, eps)
+    if not outputs_with_graph:  # nothing to differentiate: the function must then not depend on the inputs
+        if any(np.any(j != 0) for per_out in numerical for j in per_out):
+            return fail("Numerical gradient for function expected to be zero")
+        return True
+    analytical, zero_ok, reentrant = _analytical(outputs_with_graph, rg_inputs, nondet_tol)
     a_iter = iter(analytical)
     for o_i, o in enumerate(outputs):
         ana = next(a_iter) if o.requires_grad else [np.zeros((o.numel(), t.numel())) for t in rg_inputs]
@@ -117,6 +142,10 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             if not np.allclose(ana[k], num, rtol=rtol, atol=atol):
                 return fail(f"Jacobian mismatch for output {o_i} with respect to input {i},\n"
                             f"numerical:{num}\nanalytical:{ana[k]}\n")
+    if not reentrant:
+        return fail("Backward is not reentrant, i.e., running backward with same input and grad_output multiple "
+                    "times gives different values, although analytical gradient matches numerical gradient. "
+                    f"The tolerance for nondeterminism was {nondet_tol}.")
     if not zero_ok:
         return fail("backward not multiplied by grad_output")
     return True
@@ -150,4 +179,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol)

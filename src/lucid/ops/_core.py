@@ -158,7 +158,10 @@ class OpNode(Node):
     def _saved_result(self):
         if self.out_st is None:
             raise RuntimeError(FREED_MESSAGE)
-        return _wrap(self.out_st.data)
+        # the output itself, as PyTorch unpacks it: same storage and version counter, and this node as grad_fn
+        t = _wrap(self.out_st.data, self, True)
+        t._st = self.out_st
+        return t
 
     def _saved(self, i):
         if self.args is None or not (self.save_args or self.save_ans):

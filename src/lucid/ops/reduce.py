@@ -19,7 +19,9 @@ import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import defop, methods
+from ..autograd import grad_mode as gm
+from ..autograd.graph import FREED_MESSAGE, Node, edge_of
+from ._core import _version_error, defop, methods
 from .elementwise import abs, eq, exp, maximum, minimum, sign, where
 
 _TORCH_NAMES = {mx.int64: "Long", mx.int32: "Int", mx.int16: "Short", mx.int8: "Char", mx.uint8: "Byte",
@@ -364,16 +366,80 @@ def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=Non
     return _std(input, axes, dof, keepdim)
 
 
+class _SpreadMeanBackward(Node):
+    """The one backward node of both outputs of var_mean / std_mean (as in PyTorch, so a pre-hook on it sees both
+    gradients): the sum of the var (or std) VJP and the mean VJP, from the saved input (and std output)."""
+
+    __slots__ = ("next", "num_outputs", "x", "version", "ans", "metas", "axes", "dof", "keepdim")
+
+    def __init__(self, x: Tensor, spread, mean_, axes, dof, keepdim):
+        self._hooks = None
+        self.next = [edge_of(x)]
+        self.num_outputs = 2
+        self.x, self.version = x, x._st.version
+        self.ans = spread if type(self) is StdMeanBackward0 else None  # std's VJP reads its output
+        self.metas = [(spread.shape, spread.dtype), (mean_.shape, mean_.dtype)]
+        self.axes, self.dof, self.keepdim = axes, dof, keepdim
+
+    def output_meta(self, nr):
+        return self.metas[nr]
+
+    def rebind_output(self, st) -> None:
+        pass  # the saved std output is an array of its own
+
+    def release(self) -> None:
+        self.x = self.ans = None
+
+    def apply(self, grads: list, needed=None) -> list:
+        x = self.x
+        if x is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if x._st.version != self.version:
+            _version_error(x, x._st.version, self.version)
+        g_spread, g_mean = grads
+        axes, keepdim = self.axes, self.keepdim
+        total = None
+        if g_spread is not None:
+            if self.ans is None:
+                total = _var_vjp(g_spread, None, x, axes, self.dof, keepdim)
+            else:
+                total = _std_vjp(g_spread, _wrap(self.ans, self, True, 0), x, axes, self.dof, keepdim)
+        if g_mean is not None:
+            gm_ = _mean_vjp(g_mean, None, x, axes, keepdim)
+            total = gm_ if total is None else total + gm_
+        return [total]
+
+
+VarMeanBackward0 = type("VarMeanBackward0", (_SpreadMeanBackward,), {"__slots__": ()})
+StdMeanBackward0 = type("StdMeanBackward0", (_SpreadMeanBackward,), {"__slots__": ()})
+
+
+def _spread_mean(input, axes, dof, keepdim, std: bool) -> tuple:
+    a = input._st.data
+    spread = _var_fwd(a, axes, dof, keepdim)
+    if std:
+        spread = mx.sqrt(spread)
+    mean_ = _mean_fwd(a, axes, keepdim)
+    if not (input._rg and gm.state.grad):
+        outs = (_wrap(spread), _wrap(mean_))
+        if gm.state.inference:
+            for o in outs:
+                o._ex().inference = True
+        return outs
+    node = (StdMeanBackward0 if std else VarMeanBackward0)(input, spread, mean_, axes, dof, keepdim)
+    return _wrap(spread, node, True, 0), _wrap(mean_, node, True, 1)
+
+
 def var_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
-    """``(var(input, ...), mean(input, ...))``."""
+    """``(var(input, ...), mean(input, ...))``, with one backward node for both."""
     axes, dof = _var_args(input, dim, unbiased, correction, "var_mean")
-    return _var(input, axes, dof, keepdim), _mean_dim(input, axes, keepdim)
+    return _spread_mean(input, axes, dof, keepdim, std=False)
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> tuple:
-    """``(std(input, ...), mean(input, ...))``."""
+    """``(std(input, ...), mean(input, ...))``, with one backward node for both."""
     axes, dof = _var_args(input, dim, unbiased, correction, "std_mean")
-    return _std(input, axes, dof, keepdim), _mean_dim(input, axes, keepdim)
+    return _spread_mean(input, axes, dof, keepdim, std=True)
 
 
 # ---------------------------------------------------------------------------------------------------- exp-based

@@ -1,7 +1,8 @@
 """Sets, searching and grids: unique, unique_consecutive, searchsorted, bucketize, meshgrid, repeat_interleave.
 
 unique and unique_consecutive return as many elements as there are distinct values, so they read the values (a
-sync, as in PyTorch); their results have no gradient (as in PyTorch). searchsorted and bucketize stay lazy: a
+sync, as in PyTorch); as in PyTorch their values require grad when the input does (a backward through them raises:
+the derivative is not implemented), and the inverse and counts never do. searchsorted and bucketize stay lazy: a
 vectorised binary search (log2(n) gathers, each index clipped into range by construction). meshgrid and
 repeat_interleave are made of differentiable ops (expand, reshape, index_select); repeat_interleave with a tensor of
 repeats reads the repeats to know the output's length, unless ``output_size`` is given.
@@ -18,7 +19,7 @@ import numpy as np
 from .._checks import checked_index, mark_known
 from .._dtype import dtype_name
 from .._tensor import Tensor, _wrap
-from ._core import data, methods
+from ._core import data, defop, methods
 from .index import index_select
 from .shape import wrap_dim
 
@@ -28,8 +29,15 @@ def _host(input) -> np.ndarray:
     return input._to_numpy() if isinstance(input, Tensor) else np.asarray(input)
 
 
-def _result(values: np.ndarray, dtype, inverse, counts, return_inverse: bool, return_counts: bool):
-    out = [_wrap(mx.array(values, dtype=dtype))]
+# the values' node: it only marks them as depending on the input (PyTorch has no derivative for these either)
+_values_of = {name: defop(name, lambda a, values: values, vjp=None, save=None, node=node)
+              for name, node in [("unique", "Unique2Backward0"), ("unique_dim", "UniqueDimBackward0"),
+                                 ("unique_consecutive", "UniqueConsecutiveBackward0")]}
+
+
+def _result(input, op: str, values: np.ndarray, inverse, counts, return_inverse: bool, return_counts: bool):
+    values = mx.array(values, dtype=input.dtype)
+    out = [_values_of[op](input, values) if isinstance(input, Tensor) else _wrap(values)]
     if return_inverse:
         out.append(_wrap(mark_known(mx.array(inverse, dtype=mx.int64))))
     if return_counts:
@@ -50,7 +58,8 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
         d = wrap_dim(dim, a.ndim)
         values, inverse, counts = np.unique(a, return_inverse=True, return_counts=True, axis=d)
         inverse = inverse.reshape(-1)
-    return _result(values, input.dtype, inverse, counts, return_inverse, return_counts)
+    return _result(input, "unique" if dim is None else "unique_dim", values, inverse, counts, return_inverse,
+                   return_counts)
 
 
 def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
@@ -73,7 +82,8 @@ def unique_consecutive(input, return_inverse: bool = False, return_counts: bool 
     values = np.take(take, starts, axis=d)
     inverse = (np.cumsum(np.concatenate([[0], change.astype(np.int64)])) if n else np.zeros(0, np.int64))
     counts = np.diff(np.concatenate([starts, [n]]))
-    return _result(values, input.dtype, inverse.reshape(shape), counts, return_inverse, return_counts)
+    return _result(input, "unique_consecutive", values, inverse.reshape(shape), counts, return_inverse,
+                   return_counts)
 
 
 # ---------------------------------------------------------------------------------------------------- searching

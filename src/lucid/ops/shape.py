@@ -613,7 +613,15 @@ def _pieces(x: Tensor, keys: list, dim: int, node_class) -> tuple:
         if gm.state.inference:
             p._ex().inference = True
         out.append(p._set_view_of(x, *_piece_fns(key), _multi_output_error(node, i)))
+        if node is None:  # off the graph: a write that would be recorded is still refused, as in PyTorch
+            p._ex().fn_view = _MULTI_OUTPUT_OFF_GRAPH
     return tuple(out)
+
+
+_MULTI_OUTPUT_OFF_GRAPH = (
+    "A view was created in no_grad mode and is being modified inplace with grad mode enabled. This view is the output "
+    "of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. "
+    "You should replace the inplace operation by an out-of-place one.")
 
 
 def _piece_fns(key):

@@ -247,6 +247,8 @@ class _CheckpointFunction(Function):
                 set_rng_state(now)
         outputs = outputs if isinstance(outputs, tuple) else (outputs,)
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
+        if not pairs:  # the recomputation recorded nothing to differentiate (e.g. the function runs under no_grad)
+            raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
         wanted = [d for d in detached if isinstance(d, Tensor) and d.requires_grad]
         grads = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
                           create_graph=gm.state.grad) if pairs and wanted else [None] * len(wanted))

@@ -18,6 +18,7 @@ so what lucid adds appears here too.
 """
 import builtins as _builtins
 import os as _os
+import sys as _sys
 
 from lucid import *  # noqa: F401,F403  (every public lucid name, the same objects)
 from lucid import Size, Tensor, device, dtype, func, linalg, optim, utils  # noqa: F401
@@ -34,6 +35,7 @@ _install(_AliasFinder(__name__, "lucid"))
 from . import amp, autograd, cuda, backends, accelerator, distributed, nn, jit, onnx, testing  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from ._compiled import compile  # noqa: E402,A001
+autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old code reaches it as torch.autograd.torch
 from .serialization import load, save  # noqa: E402
 
 __version__ = "2.13.0+lucid"  # the PyTorch API version this layer follows (scripts compare torch.__version__)

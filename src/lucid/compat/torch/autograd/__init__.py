@@ -17,6 +17,7 @@ _share(_lucid_autograd, __name__)
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
          allow_unused=None, is_grads_batched=False, materialize_grads=False) -> tuple:
     """PyTorch's ``torch.autograd.grad``: a tuple with one gradient per input, also for a single Tensor input."""
-    inputs = (inputs,) if isinstance(inputs, _Tensor) else tuple(inputs)
+    # a GradientEdge is a tuple too: it is one input, not a sequence of them
+    inputs = (inputs,) if isinstance(inputs, (_Tensor, graph.GradientEdge)) else tuple(inputs)
     return _lucid_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs, allow_unused,
                        is_grads_batched, materialize_grads)
