@@ -23,21 +23,21 @@ def _run(tmp_path, model, *args):
 
 
 def test_lenet5_beats_chance(tmp_path):
-    # measured: 0.89 after 150 steps (0.62 after 50); chance is 0.1
+    # measured (seeds 0-2): 0.86-0.89 after 150 steps; chance is 0.1
     result, _ = _run(tmp_path, "lenet5", "--steps", "150", "--eval-every", "150")
     assert result["test_acc"] >= 0.6
 
 
 def test_vae_elbo_improves(tmp_path):
-    # measured: test negative ELBO 31.9 at step 20, 25.9 at step 200 (initial training loss 45 = 64 ln 2 + KL)
+    # measured (seeds 0-2): test negative ELBO 31.4-31.9 at step 20, 25.7-26.1 at step 200 (initial training loss 45 = 64 ln 2 + KL)
     result, evals = _run(tmp_path, "vae", "--steps", "200", "--eval-every", "20")
     first = evals[0]
     assert result["test_neg_elbo"] < first["test_neg_elbo"] - 3.0 and result["test_neg_elbo"] < 29.0
-    assert result["test_pixel_fd"] < first["test_pixel_fd"] / 2
+    assert result["test_pixel_fd"] < 0.6 * first["test_pixel_fd"]  # measured 0.43-0.48 (seeds 0-2)
 
 
 @pytest.mark.parametrize("model,args", [
-    # measured (validation nats/char after 40 steps): gpt 3.23, lstm_lm 3.39; uniform guessing scores 4.17
+    # measured (validation nats/char after 40 steps, seeds 0-1): gpt 3.23-3.34, lstm_lm 3.37-3.39; uniform guessing scores 4.17
     ("gpt", ["--steps", "40", "--batch-size", "8", "--lr", "6e-3"]),
     ("lstm_lm", ["--steps", "40", "--batch-size", "8"]),
 ])
