@@ -9,8 +9,9 @@ Two variants, as in PyTorch:
   is dropped at the end of the forward; the first backward that reaches one of them reruns the function once and
   hands each node its values back, in order of recording. With early stop (the default; see
   ``set_checkpoint_early_stop``) the rerun stops as soon as every dropped value is back.
-- ``use_reentrant=True``: the segment is one node whose backward reruns the function and differentiates it with a
-  nested ``autograd.grad`` (PyTorch's older variant; its output needs an input that requires grad).
+- ``use_reentrant=True``: the segment is one node whose backward reruns the function and runs a nested
+  ``backward`` through it (PyTorch's older variant; its output needs an input that requires grad). As in PyTorch,
+  only a full ``backward()`` may reach it: ``autograd.grad`` or ``backward(inputs=...)`` raise.
 """
 from __future__ import annotations
 
@@ -21,9 +22,9 @@ import weakref
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.engine import grad
+from ..autograd.engine import backward, grad
 from ..autograd.function import Function
-from ..autograd.graph import Meta, pop_observer, push_observer
+from ..autograd.graph import Meta, pop_observer, push_observer, running_tasks
 
 _early_stop = [True]
 
@@ -230,9 +231,13 @@ class _CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        tasks = running_tasks()
+        if tasks and tasks[-1].needed is not None:  # grad() or backward(inputs=...) reached this node
+            raise RuntimeError(_REENTRANT_PRUNED)
         saved = iter(ctx.saved_tensors)
         inputs = [next(saved) if a is None else a for a in ctx.args]
-        if gm.state.grad:  # create_graph: recompute from the inputs themselves, so higher derivatives reach them
+        create_graph = gm.state.grad
+        if create_graph:  # recompute from the inputs themselves, so higher derivatives reach them
             detached = inputs
         else:
             detached = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in inputs]
@@ -249,8 +254,19 @@ class _CheckpointFunction(Function):
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
         if not pairs:  # the recomputation recorded nothing to differentiate (e.g. the function runs under no_grad)
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
-        wanted = [d for d in detached if isinstance(d, Tensor) and d.requires_grad]
-        grads = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
-                          create_graph=gm.state.grad) if pairs and wanted else [None] * len(wanted))
-        return (None, None) + tuple(next(grads) if isinstance(d, Tensor) and d.requires_grad else None
-                                    for d in detached)
+        if create_graph:  # lucid's extension: a differentiable gradient for the inputs (PyTorch's is not)
+            wanted = [d for d in detached if isinstance(d, Tensor) and d.requires_grad]
+            grads = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
+                              create_graph=True) if wanted else ())
+            return (None, None) + tuple(next(grads) if isinstance(d, Tensor) and d.requires_grad else None
+                                        for d in detached)
+        # as PyTorch: a full backward of the recomputation, so the leaves the function closes over (a module's
+        # parameters) accumulate their gradients, and the detached inputs' .grad is this node's result
+        backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(d.grad if isinstance(d, Tensor) else None for d in detached)
+
+
+_REENTRANT_PRUNED = (
+    "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` parameter to "
+    ".backward(). To resolve this error, you can either set use_reentrant=False, or call .backward() without passing "
+    "the `inputs` argument.")
