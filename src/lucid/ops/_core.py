@@ -33,7 +33,8 @@ import mlx.core as mx
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Meta, Node, accumulator, node_recorded, watch as _watch
+from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, accumulator, node_recorded,
+                              read_dropped, watch as _watch)
 
 _state = gm.state
 _NO_KWARGS: dict = {}  # never mutated
@@ -157,6 +158,8 @@ class OpNode(Node):
     @property
     def _saved_result(self):
         if self.out_st is None:
+            if self.args is not None and self.save_ans:  # not freed: dropped by a non-reentrant checkpoint
+                return read_dropped(self, lambda: self._saved_result)
             raise RuntimeError(FREED_MESSAGE)
         # the output itself, as PyTorch unpacks it: same storage and version counter, and this node as grad_fn
         t = _wrap(self.out_st.data, self, True)
@@ -166,7 +169,10 @@ class OpNode(Node):
     def _saved(self, i):
         if self.args is None or not (self.save_args or self.save_ans):
             raise RuntimeError(FREED_MESSAGE)
-        return self.args[i]
+        a = self.args[i]
+        if type(a) is Dropped:
+            return read_dropped(self, lambda: self._saved(i))
+        return a
 
 
 def _inference_error():
