@@ -24,7 +24,7 @@ from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import Node, edge_of
-from ._core import SAVES_INDEX, defop, methods
+from ._core import SAVES_INDEX, _short, defop, methods
 
 _FULL = slice(None)
 _ALL = (Ellipsis,)  # the basic key that takes (or writes) the whole tensor
@@ -631,8 +631,9 @@ def _piece_fns(key):
 def _multi_output_error(node, i):
     if node is None:
         return None
-    return (f"Output {i} of {node.name()} is a view and is being modified inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be modified "
+    # PyTorch names the op here, not its node: "Output 0 of Unbind", "Output 1 of Split"
+    return (f"Output {i} of {_short(node.name())} is a view and is being modified inplace. This view is the output "
+            "of a function that returns multiple views. Such functions do not allow the output views to be modified "
             "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
