@@ -149,6 +149,11 @@ def _shape_str(shape) -> str:
     return str(list(shape))
 
 
+def _size_str(shape) -> str:
+    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (here ``lucid.Size([2, 3])``)."""
+    return repr(Size(shape))
+
+
 class Tensor:
     """A multi-dimensional array with autograd, backed by an ``mlx.core.array`` (``t.mlx``)."""
 
