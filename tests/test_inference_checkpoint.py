@@ -363,3 +363,26 @@ def test_checkpointed_custom_function_may_read_saved_tensors_once_per_backward()
     with pytest.raises(RuntimeError, match="Unpack is being triggered for a tensor that was already unpacked once"):
         checkpoint(lambda a: ReadsTwice.apply(a.exp()), x, use_reentrant=False).sum().backward()
     ReadsTwice.apply(x.exp()).sum().backward()  # outside a checkpoint, reading twice is fine
+
+
+def test_view_of_inference_tensor_is_not_an_autograd_view():
+    with lucid.inference_mode():
+        c = lucid.ones(1, 2, 3)
+    out = c.view(-1)
+    assert lucid.is_inference(out) and not out.requires_grad
+    assert not out._is_view() and out._base is None  # as PyTorch: views of inference tensors are not tracked
+
+
+@pytest.mark.parametrize("write", [lambda a: a.add_(2), lambda a: a.transpose_(0, 1)])
+def test_inference_view_grad_fn_refused_after_base_written_in_normal_mode(write):
+    for requires_grad in (True, False):
+        a = lucid.ones(1, 2, 3, requires_grad=requires_grad).clone()
+        with lucid.inference_mode():
+            v = a.view(-1)
+        write(a)
+        if requires_grad:
+            with pytest.raises(RuntimeError, match="A view was created in inference mode and its base or another "
+                                                   "view of its base has been modified inplace in normal mode"):
+                v.grad_fn
+        else:
+            assert v.grad_fn is None

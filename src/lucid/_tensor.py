@@ -393,6 +393,14 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        ex = self._extra
+        if ex is not None and ex.inference_view == _views.REBASED_INFERENCE_VIEW:
+            raise RuntimeError(
+                "A view was created in inference mode and its base or another view of its base has been modified "
+                "inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                "can clarify your code by moving both the view and the inplace either both inside the inference_mode "
+                "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+                "tracked).")
         return self._fn
 
     @property
@@ -537,13 +545,15 @@ class Tensor:
                     info.base = stand_in
 
     def _is_view(self) -> bool:
+        """Whether autograd tracks this tensor as a view. An inference tensor never is, as in PyTorch (lucid still
+        keeps a view of one in step with its base's writes)."""
         info = info_of(self)
-        return info is not None and not info.alias
+        return info is not None and not info.alias and not self._extra.inference
 
     @property
     def _base(self):
         """The tensor this view was taken of (the first one that is no view); None for a tensor that is no view."""
-        return _views.root_tensor(self)
+        return _views.root_tensor(self) if self._is_view() else None
 
     def is_inference(self) -> bool:
         return self._extra is not None and self._extra.inference
@@ -626,7 +636,7 @@ class Tensor:
         st.data = new._st.data
         if ex is None or not ex.data_alias:
             st.version += 1
-        _views.shape_changed(self, compute, inverse)
+        _views.shape_changed(self, compute, inverse, recording and self._rg)
         if not recording:
             evaluate_later(self, write=True)
         elif new._fn is not None:
