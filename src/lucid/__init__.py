@@ -35,6 +35,8 @@ from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402
 from . import datasets  # noqa: E402
 from . import distributed  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402

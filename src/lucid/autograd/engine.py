@@ -340,8 +340,9 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     for (node, nr), seed in pairs:
         _add_to(buffers, node, nr, seed)
 
-    mode_before = gm.state.grad
+    mode_before, autocast_before = gm.state.grad, gm.state.autocast
     gm.state.grad = bool(create_graph)
+    gm.state.autocast = None  # backward ops run in the dtypes their forward ops chose, as in PyTorch
     tasks = running_tasks()
     task = GraphTask(order, needed)  # for hooks that ask what this walk runs (register_multi_grad_hook)
     tasks.append(task)
@@ -399,7 +400,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         return None
     finally:
         tasks.pop()
-        gm.state.grad = mode_before
+        gm.state.grad, gm.state.autocast = mode_before, autocast_before
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:

@@ -48,6 +48,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="DIR", help="continue from the checkpoint in DIR")
     train.add_argument("--device", choices=["cpu", "gpu"], default=None, help="where to run (default: MLX's)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--amp", choices=["bf16", "fp16"], default=None, help=(
+        "mixed precision: forward and loss under lucid.autocast in bfloat16 or float16 (parameters and optimizer "
+        "stay float32; fp16 adds a GradScaler); not for dcgan, maml, pinn"))
     train.add_argument("--distributed", action="store_true", help=(
         "data-parallel training over the processes started by mlx.launch (DistributedDataParallel; each process "
         "trains on its share of every batch; rank 0 writes the outputs)"))
@@ -130,13 +133,23 @@ def cmd_train(args) -> int:
     if args.distributed:
         import lucid.distributed
         lucid.distributed.init_process_group()
+    amp = pick("amp", None)
+    if amp and not cls.supports_amp:
+        raise _usage_error(f"--amp: {args.model}'s training step does not support mixed precision")
+    if amp == "fp16" and args.compile:
+        raise _usage_error("--amp fp16 cannot be combined with --compile: the GradScaler reads the found-inf flag at "
+                     "every step (use --amp bf16, which needs no scaler)")
     recipe = cls(saved["model_config"] if same_model else None, seed=pick("seed", 0),
                  batch_size=pick("batch_size", cls.batch_size))
+    recipe.amp = amp
+    if amp == "fp16":
+        import lucid.amp
+        recipe.scaler = lucid.amp.GradScaler()
     lr = pick("lr", cls.lr)
     trainer = Trainer(recipe, out, lr, compile=args.compile, eval_every=pick("eval_every", None),
                       progress=not args.quiet, distributed=args.distributed,
                       args={"compile": args.compile, "eval_every": args.eval_every, "lr_given": args.lr is not None,
-                            "device": args.device})
+                            "device": args.device, "amp": amp})
     if args.steps:
         trainer.total = args.steps
     elif args.epochs:

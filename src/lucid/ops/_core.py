@@ -35,6 +35,7 @@ from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, accumulator, node_recorded,
                               read_dropped, watch as _watch)
+from .autocast_policy import POLICY
 
 _state = gm.state
 _NO_KWARGS: dict = {}  # never mutated
@@ -223,10 +224,13 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
 
     save_args = cls.save_args
     saves_values = save_args and save is not SAVES_INDEX  # inference tensors may not be saved; indexing saves none
+    autocast_policy = POLICY.get(name)  # None for most ops: then autocast costs them one comparison
 
     def op(*args, **kwargs):
         if kwargs and "out" in kwargs:  # rare: checked only when keywords are given at all
             return call_with_out(op, args, kwargs)
+        if autocast_policy is not None and _state.autocast is not None:  # lucid.autocast casts the inputs
+            args, kwargs = _state.autocast.apply(autocast_policy, args, kwargs)
         st = _new(Storage)
         st.version = 0
         st.views = None

@@ -24,6 +24,7 @@ from ._core import defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _exp = _f64.by_dtype(mx.exp, _f64.exp)
 _sigmoid = _f64.by_dtype(mx.sigmoid, _f64.sigmoid)
@@ -258,6 +259,8 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
 
 def prelu(input, weight) -> Tensor:
     """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
+    if _gm_state.autocast is not None:
+        input, weight = _gm_state.autocast.cast("prelu", input, weight)
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1
