@@ -1,5 +1,7 @@
 """lucid: PyTorch-style autograd on MLX arrays."""
-import math as _math
+from . import _blas
+_blas.load()  # first: a fast BLAS must be in the process before mlx.core binds its BLAS calls (Linux)
+import math as _math  # noqa: E402
 from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
 from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
@@ -42,6 +44,7 @@ from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)
 from .viz import summary  # noqa: E402
+from ._info import show_config  # noqa: E402
 
 dtype = _dtype.Dtype
 

@@ -180,6 +180,7 @@ class Tensor:
         return Size(self._st.data.shape)
 
     def size(self, dim: int | None = None):
+        """The shape as a ``lucid.Size``, or the size of dimension ``dim``."""
         s = self._st.data.shape
         return Size(s) if dim is None else s[dim]
 
@@ -188,11 +189,13 @@ class Tensor:
         return self._st.data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (``ndim``); ``ndimension()`` is the same."""
         return self._st.data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements; ``nelement()`` is the same."""
         return self._st.data.size
 
     nelement = numel
@@ -210,12 +213,15 @@ class Tensor:
         return False
 
     def is_floating_point(self) -> bool:
+        """True for float16/32/64 and bfloat16 tensors."""
         return _dtype.is_floating(self.dtype)
 
     def is_complex(self) -> bool:
+        """True for complex tensors."""
         return _dtype.is_complex(self.dtype)
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._st.data.itemsize
 
     def __len__(self):
@@ -230,6 +236,8 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     def numpy(self) -> np.ndarray:
+        """The values as a numpy array (evaluates the lazy MLX graph). A tensor that requires grad must be
+        ``detach()``-ed first, as in PyTorch."""
         if self._rg and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._to_numpy()
@@ -292,9 +300,11 @@ class Tensor:
         return new
 
     def tolist(self):
+        """The values as nested Python lists (a number for a 0-d tensor)."""
         return _threads.tolist(self._values())
 
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         if self._st.data.size != 1:
             raise RuntimeError(f"a Tensor with {self._st.data.size} elements cannot be converted to Scalar")
         return _threads.item(self._values())
@@ -363,6 +373,7 @@ class Tensor:
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place (leaf tensors of floating dtype only); returns ``self``."""
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 
@@ -504,6 +515,7 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
+        """Detach ``self`` from the graph in place: it becomes a leaf that does not require grad."""
         if self._is_view():
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
@@ -556,6 +568,7 @@ class Tensor:
         return _views.root_tensor(self) if self._is_view() else None
 
     def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode``."""
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place

@@ -25,10 +25,12 @@ state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """True if ops record the autograd graph in this thread (False inside ``no_grad``)."""
     return state.grad
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` in this thread."""
     return state.inference
 
 

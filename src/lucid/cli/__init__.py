@@ -14,12 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shutil
 import sys
 from pathlib import Path
-
-from . import _blas
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -215,26 +211,18 @@ def cmd_eval(args) -> int:
 
 
 def cmd_info(args) -> int:
-    import mlx.core as mx
     import numpy as np
 
     import lucid
+    lucid.show_config()  # versions, device, float64, BLAS, compile
     optional = []
     for name in ("tqdm", "matplotlib", "torch"):
         try:
             optional.append(f"{name} {__import__(name).__version__}")
         except ImportError:
             optional.append(f"{name} (not installed)")
-    lines = {
-        "lucid": lucid.__version__, "mlx": mx.__version__, "numpy": np.__version__,
-        "python": f"{platform.python_version()} ({sys.executable})", "platform": platform.platform(),
-        "device": f"{mx.default_device()} (gpu available: {mx.is_available(mx.gpu)})",
-        "BLAS": _blas.blas_in_use(),
-        "compile": "MLX fuses compiled CPU graphs (g++ found)" if shutil.which("g++") or sys.platform == "darwin"
-        else "no g++ on PATH: lucid.compile works but MLX cannot fuse CPU kernels",
-        "cpu cores": str(os.cpu_count()), "optional": ", ".join(optional),
-    }
-    for key, value in lines.items():
+    for key, value in {"numpy": np.__version__, "cpu cores": str(os.cpu_count()),
+                       "optional": ", ".join(optional)}.items():
         print(f"{key:<9}  {value}")
     return 0
 
@@ -263,7 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     if argv is None:
         argv = sys.argv[1:]
-        _blas.reexec_with_openblas(argv)  # only for a real command line: this replaces the process
     from .trainer import UsageError
     try:
         args = _parser().parse_args(argv)

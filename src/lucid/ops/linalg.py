@@ -23,7 +23,7 @@ import mlx.core as mx
 
 from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
-from ._core import as_tensor, data, defop, methods
+from ._core import as_tensor, data, defop, inplace_method, methods
 from .shape import _FULL, _expanded_shape, stack, take_slices, wrap_dim, zeros_for
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
@@ -620,9 +620,5 @@ Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
-def _inplace_method(fn):
-    return lambda self, *args, **kwargs: self._inplace(lambda old: fn(old, *args, **kwargs))
-
-
 for _fn in (addmm, baddbmm, addmv, addr, tril, triu):
-    setattr(Tensor, _fn.__name__ + "_", _inplace_method(_fn))
+    setattr(Tensor, _fn.__name__ + "_", inplace_method(_fn.__name__ + "_", _fn))

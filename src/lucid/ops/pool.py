@@ -262,6 +262,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``; ``return_indices`` also gives the argmax."""
     if _gm_state.autocast is not None:
         input, = _gm_state.autocast.cast("adaptive_max_pool3d", input)
     return _adaptive_max_pool(3, "adaptive_max_pool3d", input, output_size, return_indices)
@@ -324,6 +325,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding."""
     if _gm_state.autocast is not None:
         input, = _gm_state.autocast.cast("avg_pool3d", input)
     return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -367,6 +369,7 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``, with windows chosen to fit."""
     if _gm_state.autocast is not None:
         input, = _gm_state.autocast.cast("adaptive_avg_pool3d", input)
     return _adaptive_avg_pool(3, "adaptive_avg_pool3d", input, output_size)
