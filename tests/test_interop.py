@@ -75,7 +75,6 @@ def test_mlx_functions_accept_tensors():
 
 
 # ------------------------------------------------------------------------------------------------ numpy / torch
-@pytest.mark.xfail(strict=True, reason="not yet: np.array(param) is used throughout the tests; see Tensor.__array__")
 def test_np_asarray_refuses_a_tensor_that_requires_grad_as_pytorch():
     w = lucid.tensor([1.0, 2.0], requires_grad=True)
     message = r"Can't call numpy\(\) on Tensor that requires grad. Use tensor.detach\(\).numpy\(\) instead."

@@ -257,9 +257,9 @@ class Tensor:
         return _threads.to_numpy(a)
 
     def __array__(self, dtype=None, copy=None):
-        # PyTorch refuses a tensor that requires grad here (issue 13 asks for that); lucid still reads it, as the test
-        # suite and code that plots parameters do np.array(param): changing it needs those callers changed first
-        a = self._to_numpy()
+        """``np.asarray(t)`` / ``np.array(t)``: as ``numpy()``, so a tensor that requires grad is refused (outside
+        ``no_grad``) with PyTorch's message."""
+        a = self.numpy()
         return a if dtype is None else a.astype(dtype)
 
     # ------------------------------------------------------------------------------------------------ interop
