@@ -362,6 +362,10 @@ class Tensor:
     def requires_grad(self, flag: bool):
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
+    @requires_grad.deleter
+    def requires_grad(self):
+        raise RuntimeError("requires_grad must be a bool")
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
@@ -406,6 +410,28 @@ class Tensor:
     @property
     def output_nr(self) -> int:
         return self._nr
+
+    # PyTorch's private spellings of grad_fn and of the tensor's hooks: readable, and deleting them is refused with
+    # PyTorch's errors (as deleting .data and .requires_grad is)
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    @_grad_fn.deleter
+    def _grad_fn(self):
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
+    def _backward_hooks(self):
+        """The hooks ``register_hook`` added (a dict in registration order), or None."""
+        if self._fn is None:
+            return None if self._extra is None else self._extra.leaf_hooks
+        hooks = self._fn._hooks
+        return None if hooks is None else hooks.tensor_pre.get(self._nr)
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self):
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
 
     @property
     def _version(self) -> int:
@@ -543,6 +569,10 @@ class Tensor:
                 info = v._extra.view_of
                 if info.base is self:
                     info.base = stand_in
+
+    @data.deleter
+    def data(self):
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def _is_view(self) -> bool:
         """Whether autograd tracks this tensor as a view. An inference tensor never is, as in PyTorch (lucid still
