@@ -47,10 +47,14 @@ class _Extra:
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's and knows ``numel()``."""
+    """A tensor's shape: a tuple that prints like PyTorch's and knows ``numel()``. It prints under the name the
+    program reaches it by: ``lucid.Size([2, 3])``, or ``torch.Size([2, 3])`` while ``torch`` is lucid.compat.torch
+    (``lucid run``; set by lucid.compat._alias)."""
+
+    face = "lucid"
 
     def __repr__(self):
-        return f"lucid.Size({list(self)})"
+        return f"{Size.face}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1
@@ -150,7 +154,7 @@ def _shape_str(shape) -> str:
 
 
 def _size_str(shape) -> str:
-    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (here ``lucid.Size([2, 3])``)."""
+    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (``lucid.Size([2, 3])``; see Size)."""
     return repr(Size(shape))
 
 
