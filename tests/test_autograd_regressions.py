@@ -551,6 +551,12 @@ def test_attribute_deletion_clears_grad_and_refuses_the_rest():
     assert len(x._backward_hooks) == 1
     y = x * 2
     assert y._grad_fn is y.grad_fn and y._backward_hooks is None
+    # assigning the dict replaces the hooks (PyTorch code sets an empty OrderedDict)
+    calls = []
+    y._backward_hooks = {"a": lambda g: calls.append("y")}
+    x._backward_hooks = {}
+    y.sum().backward()
+    assert calls == ["y"] and x.grad.tolist() == [2.0, 2.0]
 
 
 # ---------------------------------------------------------------------------------------------------- gradcheck

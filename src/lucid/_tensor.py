@@ -433,6 +433,18 @@ class Tensor:
         hooks = self._fn._hooks
         return None if hooks is None else hooks.tensor_pre.get(self._nr)
 
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks):
+        """Replace the tensor's hooks by the dict ``hooks`` (PyTorch code sets it to an empty OrderedDict)."""
+        if self._fn is None:
+            if hooks is not None or self._extra is not None:
+                self._ex().leaf_hooks = hooks
+        elif hooks is None:
+            if self._fn._hooks is not None:
+                self._fn._hooks.tensor_pre.pop(self._nr, None)
+        else:
+            self._fn.hooks().tensor_pre[self._nr] = hooks
+
     @_backward_hooks.deleter
     def _backward_hooks(self):
         raise RuntimeError("Deletion of _backwards_hooks not allowed!")
