@@ -128,6 +128,34 @@ def test_inplace_shape_change_of_a_view_keeps_writing_through():
     assert row.shape == (1, 3) and base.tolist() == [[1, 1, 1], [0, 0, 0]]
 
 
+def test_resize_keeps_leading_elements_and_zero_fills():
+    x = lucid.arange(6.0)
+    v = x._version
+    assert x.resize_(2, 2) is x and x.tolist() == [[0, 1], [2, 3]] and x._version > v
+    assert x.resize_((6,)).tolist() == [0, 1, 2, 3, 0, 0]  # lucid zero-fills the new elements
+    assert x.resize_as_(lucid.ones(3, 2)).shape == (3, 2)
+    base = lucid.zeros(2, 3)
+    row = base[1]
+    row.resize_(3, 1)  # same number of elements: still a view that writes through
+    row.add_(1)
+    assert base.tolist() == [[0, 0, 0], [1, 1, 1]]
+    with pytest.raises(RuntimeError, match="negative dimension"):
+        x.resize_(-1)
+
+
+def test_resize_refuses_a_tensor_that_requires_grad_outside_inference_mode():
+    a = lucid.ones(3, requires_grad=True)
+    for t in (a, a * 2):
+        with pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+            t.resize_(2)
+    with lucid.no_grad(), pytest.raises(RuntimeError, match="cannot resize variables that require grad"):
+        a.resize_(2)
+    with lucid.inference_mode():
+        c = lucid.ones(1, 2, 3, requires_grad=True)
+        c.resize_(1, 2)
+    assert c.shape == (1, 2) and c.requires_grad and lucid.is_inference(c)
+
+
 # ---------------------------------------------------------------------------------------------------- out=
 def test_out_writes_into_the_tensor_in_place():
     a, b = lucid.tensor([1.0, 2.0]), lucid.tensor([3.0, 4.0])

@@ -535,6 +535,30 @@ def test_set_data_to_an_integer_tensor_on_a_tensor_that_requires_grad_is_rejecte
     assert b.dtype == lucid.int64
 
 
+def test_attribute_deletion_clears_grad_and_refuses_the_rest():
+    # PyTorch: `del x.grad` clears it; deleting .data, .requires_grad, ._grad_fn or ._backward_hooks is refused
+    x = lucid.ones(2, requires_grad=True)
+    (x * 2).sum().backward()
+    del x.grad
+    assert x.grad is None
+    for name, message in (("data", "Deleting tensor data is not allowed"), ("requires_grad", "must be a bool"),
+                          ("_grad_fn", "Deletion of _grad_fn not allowed"),
+                          ("_backward_hooks", "Deletion of _backwards_hooks not allowed")):
+        with pytest.raises(RuntimeError, match=message):
+            delattr(x, name)
+    assert x.requires_grad and x._backward_hooks is None
+    x.register_hook(lambda g: g)
+    assert len(x._backward_hooks) == 1
+    y = x * 2
+    assert y._grad_fn is y.grad_fn and y._backward_hooks is None
+    # assigning the dict replaces the hooks (PyTorch code sets an empty OrderedDict)
+    calls = []
+    y._backward_hooks = {"a": lambda g: calls.append("y")}
+    x._backward_hooks = {}
+    y.sum().backward()
+    assert calls == ["y"] and x.grad.tolist() == [2.0, 2.0]
+
+
 # ---------------------------------------------------------------------------------------------------- gradcheck
 def test_gradcheck_perturbs_the_inputs_themselves():
     # a function that also reads its input through a closure: f(x) = x * x, gradient 2x

@@ -290,6 +290,19 @@ def test_importing_a_submodule_keeps_the_function_of_the_same_name():
         assert aliased.autograd.gradcheck(lambda t: (t * t).sum(), (x,))
 
 
+def test_size_prints_as_torch_size_while_torch_is_lucid():
+    # a PyTorch program run on lucid sees its own name for shapes, in reprs and in error messages
+    from lucid.compat.run import torch_is_lucid
+    x = lucid.ones(2, 3, requires_grad=True)
+    assert repr(x.shape) == "lucid.Size([2, 3])"
+    with torch_is_lucid():
+        import torch as aliased
+        assert repr(x.shape) == "torch.Size([2, 3])" and aliased.Size is lucid.Size
+        with pytest.raises(RuntimeError, match=r"should be torch\.Size\(\[2, 3\]\) but got torch\.Size\(\[3\]\)"):
+            aliased.autograd.functional.vjp(lambda t: t * 2, x, aliased.ones(3))
+    assert repr(x.shape) == "lucid.Size([2, 3])"
+
+
 def test_set_warn_always_is_accepted_and_reported():
     assert torch.is_warn_always_enabled() is False
     torch.set_warn_always(True)

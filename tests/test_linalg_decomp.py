@@ -467,3 +467,38 @@ def test_gradients_match_pytorch(fn, tfn, specs):
         np.testing.assert_allclose(o.detach().numpy(), t.detach().numpy(), atol=1e-10)
     for a, t in zip(ours, theirs):
         np.testing.assert_allclose(a.grad.numpy(), t.grad.numpy(), atol=1e-10)
+
+
+# ---------------------------------------------------------------------------------------------------- lobpcg
+def test_lobpcg_gives_the_extreme_eigenpairs_in_order():
+    a = make("s", (2, 9, 9), 7, requires_grad=False)
+    w, v = np.linalg.eigh(a.numpy())
+    E, X = lucid.lobpcg(a, k=3)  # largest first
+    np.testing.assert_allclose(E.numpy(), w[:, ::-1][:, :3], rtol=1e-10)
+    AX = (a @ X).numpy()
+    np.testing.assert_allclose(AX, X.numpy() * E.numpy()[:, None, :], atol=1e-9)  # A x = lambda x
+    E, X = lucid.lobpcg(a, X=lucid.eye(9, 2, dtype=lucid.float64).expand(2, 9, 2), largest=False)
+    assert X.shape == (2, 9, 2)
+    np.testing.assert_allclose(E.numpy(), w[:, :2], rtol=1e-10)
+    b = make("s", (9, 9), 8, requires_grad=False)  # generalized: A x = lambda B x
+    E, X = lucid.lobpcg(a[0], k=2, B=b)
+    expected = np.sort(np.linalg.eigvals(np.linalg.solve(b.numpy(), a[0].numpy())).real)[::-1][:2]
+    np.testing.assert_allclose(E.numpy(), expected, rtol=1e-9)
+    np.testing.assert_allclose((a[0] @ X).numpy(), (b @ X).numpy() * E.numpy(), atol=1e-9)
+
+
+def test_lobpcg_refuses_too_many_pairs_for_the_size():
+    with pytest.raises(ValueError, match=r"number of A rows \(=6\) is smaller than 3 x the number of requested "
+                                         r"eigenpairs \(=3\)"):
+        lucid.lobpcg(lucid.eye(6), k=3)
+
+
+def test_lobpcg_gradient_is_symmetric_and_matches_finite_differences():
+    def f(A):
+        E, X = lucid.lobpcg(A, k=2)
+        return E, X * X  # X's sign is arbitrary
+    a = make("s", (6, 6), 9)
+    assert lucid.autograd.gradcheck(f, (a,)) and lucid.autograd.gradgradcheck(f, (a,), atol=1e-4)
+    E, X = lucid.lobpcg(a, k=2, largest=False)
+    (E.sum() + (X * X).sum()).backward()
+    np.testing.assert_allclose(a.grad.numpy(), a.grad.mT.numpy(), atol=1e-12)

@@ -569,3 +569,32 @@ def test_view_of_a_view_taken_in_inference_mode_refuses_a_write_that_requires_gr
     with pytest.raises(RuntimeError, match="a view of a view which was created in inference mode and is being "
                                            "modified inplace in normal mode"):
         z /= 2
+
+
+def test_inplace_on_view_saved_output_is_freed_by_refcount():
+    # an in-place op through a view gives the base a grad_fn that leads back through the view's value: the nodes
+    # recorded there must not hold the base itself, or base -> grad_fn -> ... -> base is a cycle that only the
+    # cyclic GC frees (with the whole graph and its saved values)
+    import weakref
+    gc.disable()
+    try:
+        root = lucid.randn(3, 3, requires_grad=True)
+        copy = root.clone()
+        node = weakref.ref(copy.grad_fn)
+        view = copy.view(9)
+        F.relu(view, inplace=True)
+        nested = root.clone()
+        nested_node = weakref.ref(nested.grad_fn)
+        row = nested.t()[0]
+        row.mul_(2)
+        refs = [weakref.ref(t) for t in (copy, view, nested, row)]
+        del copy, view, nested, row
+        assert node() is None and nested_node() is None and all(r() is None for r in refs)
+    finally:
+        gc.enable()
+    # the gradient still flows through the write
+    base = leaf(3, 3)
+    c = base.clone()
+    F.relu(c.view(9), inplace=True)
+    c.sum().backward()
+    np.testing.assert_array_equal(base.grad.numpy(), (base.detach().numpy() > 0).astype(float))

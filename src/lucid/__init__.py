@@ -24,7 +24,7 @@ from .ops.linalg import *  # noqa: F401,F403
 from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
-                         legacy_svd as svd, logdet, matrix_power, pinverse, slogdet)
+                         legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
 from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.stats import *  # noqa: F401,F403
 from .ops.sets import *  # noqa: F401,F403

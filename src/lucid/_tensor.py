@@ -47,10 +47,14 @@ class _Extra:
 
 
 class Size(tuple):
-    """A tensor's shape: a tuple that prints like PyTorch's and knows ``numel()``."""
+    """A tensor's shape: a tuple that prints like PyTorch's and knows ``numel()``. It prints under the name the
+    program reaches it by: ``lucid.Size([2, 3])``, or ``torch.Size([2, 3])`` while ``torch`` is lucid.compat.torch
+    (``lucid run``; set by lucid.compat._alias)."""
+
+    face = "lucid"
 
     def __repr__(self):
-        return f"lucid.Size({list(self)})"
+        return f"{Size.face}.Size({list(self)})"
 
     def numel(self) -> int:
         n = 1
@@ -150,7 +154,7 @@ def _shape_str(shape) -> str:
 
 
 def _size_str(shape) -> str:
-    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (here ``lucid.Size([2, 3])``)."""
+    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (``lucid.Size([2, 3])``; see Size)."""
     return repr(Size(shape))
 
 
@@ -372,6 +376,10 @@ class Tensor:
     def requires_grad(self, flag: bool):
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
+    @requires_grad.deleter
+    def requires_grad(self):
+        raise RuntimeError("requires_grad must be a bool")
+
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
         """Set ``requires_grad`` in place (leaf tensors of floating dtype only); returns ``self``."""
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
@@ -417,6 +425,40 @@ class Tensor:
     @property
     def output_nr(self) -> int:
         return self._nr
+
+    # PyTorch's private spellings of grad_fn and of the tensor's hooks: readable, and deleting them is refused with
+    # PyTorch's errors (as deleting .data and .requires_grad is)
+    @property
+    def _grad_fn(self):
+        return self.grad_fn
+
+    @_grad_fn.deleter
+    def _grad_fn(self):
+        raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
+
+    @property
+    def _backward_hooks(self):
+        """The hooks ``register_hook`` added (a dict in registration order), or None."""
+        if self._fn is None:
+            return None if self._extra is None else self._extra.leaf_hooks
+        hooks = self._fn._hooks
+        return None if hooks is None else hooks.tensor_pre.get(self._nr)
+
+    @_backward_hooks.setter
+    def _backward_hooks(self, hooks):
+        """Replace the tensor's hooks by the dict ``hooks`` (PyTorch code sets it to an empty OrderedDict)."""
+        if self._fn is None:
+            if hooks is not None or self._extra is not None:
+                self._ex().leaf_hooks = hooks
+        elif hooks is None:
+            if self._fn._hooks is not None:
+                self._fn._hooks.tensor_pre.pop(self._nr, None)
+        else:
+            self._fn.hooks().tensor_pre[self._nr] = hooks
+
+    @_backward_hooks.deleter
+    def _backward_hooks(self):
+        raise RuntimeError("Deletion of _backwards_hooks not allowed!")
 
     @property
     def _version(self) -> int:
@@ -555,6 +597,10 @@ class Tensor:
                 info = v._extra.view_of
                 if info.base is self:
                     info.base = stand_in
+
+    @data.deleter
+    def data(self):
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def _is_view(self) -> bool:
         """Whether autograd tracks this tensor as a view. An inference tensor never is, as in PyTorch (lucid still

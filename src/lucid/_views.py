@@ -211,7 +211,21 @@ def fresh_value(view):
     info = view._extra.view_of
     base = info.base
     b = info_of(base)
-    return from_base(info, fresh_value(base) if b is not None and b.grad else base)
+    if b is not None and b.grad:
+        return from_base(info, fresh_value(base))
+    # the nodes recorded here keep an alias of the root, not the root itself: the write being recorded gives the
+    # root a grad_fn that leads to these nodes, and through the root itself they would close a reference cycle
+    # (freed only by the cyclic GC, with the graph and its saved values)
+    return from_base(info, _history_alias(base) if b is None else base)
+
+
+def _history_alias(t):
+    """A tensor that shares ``t``'s storage (value, version counter) and its place in the graph now, but not its
+    later place, nor its hooks or view bookkeeping."""
+    a = object.__new__(type(t))
+    a._st, a._fn, a._rg, a._nr = t._st, t._fn, t._rg, t._nr
+    a._grad = a._accum = a._extra = None
+    return a
 
 
 def own_output(st: Storage) -> Storage:

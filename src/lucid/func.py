@@ -386,7 +386,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
         def batched(*arrays):
             it = iter(arrays)
             new = [_wrap(next(it)) if d is not None else t for t, d in zip(leaves, dims)]
-            with gm.no_grad(), in_mlx_transform():
+            with gm.no_grad(), in_mlx_transform(vmap=randomness):
                 out = func(*_unflatten(args, new), **kwargs)
             box[:] = [out]
             return _arrays(out)

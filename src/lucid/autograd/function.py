@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import inspect
-
+import threading
 import warnings
 import weakref
+from typing import NamedTuple
 
 import mlx.core as mx
 
@@ -177,6 +178,17 @@ class Function(metaclass=_FunctionMeta):
 
     vjp = backward
 
+    # under lucid.func.vmap: True vmaps forward and backward per sample; else the ``vmap`` staticmethod is the rule
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The rule under ``lucid.func.vmap`` (PyTorch's): ``info.batch_size``, ``info.randomness``; ``in_dims`` has
+        one batch dim (or None) per argument of ``forward``; returns ``(output, out_dims)``. Override it, or set
+        ``generate_vmap_rule = True`` (a Function under vmap needs ``setup_context`` and one of the two)."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap staticmethod "
+                                  "or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *tangents):
         """Optional forward-mode rule: the output tangents from one tangent per forward input (None for
@@ -289,14 +301,35 @@ def _record_write_through(out: Tensor) -> None:
 
 
 class in_mlx_transform:
-    """Context manager used by ``lucid.func`` around user code that runs inside an MLX transform."""
+    """Context manager used by ``lucid.func`` around user code that runs inside an MLX transform; ``vmap`` (the
+    vmap's ``randomness``) marks a vmap, under which a Function needs a vmap rule."""
+
+    def __init__(self, vmap: str | None = None):
+        self.vmap = vmap
 
     def __enter__(self):
         gm.state.mlx_transform_depth += 1
+        if self.vmap is not None:
+            _vmapping.levels = _vmap_levels() + (self.vmap,)
 
     def __exit__(self, *exc):
         gm.state.mlx_transform_depth -= 1
+        if self.vmap is not None:
+            _vmapping.levels = _vmap_levels()[:-1]
         return False
+
+
+_vmapping = threading.local()  # .levels: the randomness of each lucid.func.vmap running in this thread
+
+
+def _vmap_levels() -> tuple:
+    return getattr(_vmapping, "levels", ())
+
+
+class VmapInfo(NamedTuple):
+    """What a Function's ``vmap`` staticmethod is told about the vmap: its batch size and randomness."""
+    batch_size: int
+    randomness: str
 
 
 def _run_forward(cls, args, kwargs, arrays, positions):
@@ -316,50 +349,140 @@ def _run_forward(cls, args, kwargs, arrays, positions):
     return ctx, raw
 
 
+def _as_tuple(x) -> tuple:
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _overrides(cls, name: str) -> bool:
+    return name in {k for c in cls.__mro__ if c is not Function for k in vars(c)}
+
+
+def _check_vmap_rule(cls) -> None:
+    """PyTorch's rules for a Function under vmap: it needs setup_context, and either generate_vmap_rule=True
+    (forward and backward are vmapped) or its own ``vmap`` staticmethod, not both."""
+    if not _has_setup_context(cls):
+        raise RuntimeError("In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+                           "...), it must override the setup_context staticmethod. For more details, please see "
+                           "https://pytorch.org/docs/main/notes/extending.func.html")
+    own = _overrides(cls, "vmap")
+    if cls.generate_vmap_rule and own:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True and an "
+                           "overridden vmap staticmethod. Please set generate_vmap_rule=False or delete the overridden "
+                           "vmap staticmethod to avoid ambiguity. For more details, please see "
+                           "https://pytorch.org/docs/main/notes/extending.func.html")
+    if not cls.generate_vmap_rule and not own:
+        raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+                           "override and implement the vmap staticmethod or set generate_vmap_rule=True. For more "
+                           "details, please see https://pytorch.org/docs/main/notes/extending.func.html")
+
+
 def _apply_in_mlx_transform(cls, args, kwargs):
     """``Function.apply`` inside an MLX transform: an ``mx.custom_function`` whose VJP is ``cls.backward`` and
     whose JVP is ``cls.jvp``. Both re-run ``forward`` on the traced primals to rebuild ``ctx``, so what backward
-    reads from ``ctx.saved_tensors`` is differentiable again (grad of grad)."""
+    reads from ``ctx.saved_tensors`` is differentiable again (grad of grad). Under ``lucid.func.vmap`` its vmap
+    rule is the Function's ``vmap`` staticmethod, or with ``generate_vmap_rule`` a custom function of the batched
+    arrays whose forward, backward and jvp are the per-sample ones vmapped (so ``grad(vmap(F))`` still runs
+    ``cls.backward``)."""
+    levels = _vmap_levels()
+    if levels:
+        _check_vmap_rule(cls)
     positions = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     structure = []
 
-    def as_tuple(x):
-        return x if isinstance(x, (tuple, list)) else (x,)
-
-    @mx.custom_function
-    def f(*arrays):
+    def forward(*arrays):
         _, raw = _run_forward(cls, args, kwargs, arrays, positions)
         structure[:] = [isinstance(raw, tuple)]
-        return tuple(o._st.data for o in as_tuple(raw))
+        return tuple(o._st.data for o in _as_tuple(raw))
 
-    @f.vjp
-    def f_vjp(primals, cotangents, outputs):
-        primals = as_tuple(primals)
+    def vjp(primals, cotangents):
         ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
         with gm.no_grad():
-            grads = as_tuple(cls.backward(ctx, *[_wrap(c) for c in as_tuple(cotangents)]))
+            grads = _as_tuple(cls.backward(ctx, *[_wrap(c) for c in cotangents]))
         out = []
         for k, (i, p) in enumerate(zip(positions, primals)):
             g = grads[i] if i < len(grads) else None
             # summed back over broadcast dims and cast, by the engine's own rule
             out.append(mx.zeros_like(p) if g is None else _conform(g, p.shape, p.dtype, ctx, k)._st.data)
-        return tuple(out) if len(out) != 1 else out[0]
+        return tuple(out)
 
-    if "jvp" in {k for c in cls.__mro__ if c is not Function for k in vars(c)}:
-        @f.jvp
-        def f_jvp(primals, tangents):
-            primals, tangents = as_tuple(primals), as_tuple(tangents)
-            ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
-            full = [None] * len(args)
-            for i, t in zip(positions, tangents):
-                full[i] = _wrap(t)
-            with gm.no_grad():
-                outs = as_tuple(cls.jvp(ctx, *full))
-            return tuple(o._st.data for o in outs) if len(outs) != 1 else outs[0]._st.data
+    def jvp(primals, tangents):
+        ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
+        full = [None] * len(args)
+        for i, t in zip(positions, tangents):
+            full[i] = _wrap(t)
+        with gm.no_grad():
+            return tuple(o._st.data for o in _as_tuple(cls.jvp(ctx, *full)))
+
+    has_jvp = _overrides(cls, "jvp")
+    f = _custom(forward, vjp, jvp if has_jvp else None)
+    if levels:
+        if cls.generate_vmap_rule:
+            @f.vmap
+            def f_vmap(inputs, axes):
+                inputs, axes = _as_tuple(inputs), _as_tuple(axes)
+                outs = _batched(forward, vjp, jvp if has_jvp else None, axes)(*inputs)
+                return outs, (0,) * len(outs)
+        else:
+            @f.vmap
+            def f_vmap(inputs, axes):
+                inputs, axes = _as_tuple(inputs), _as_tuple(axes)
+                full = list(args)
+                in_dims = [None] * len(args)
+                for i, a, d in zip(positions, inputs, axes):
+                    full[i], in_dims[i] = _wrap(a), d
+                size = next(a.shape[d] for a, d in zip(inputs, axes) if d is not None)
+                with gm.no_grad():
+                    result = cls.vmap(VmapInfo(size, levels[-1]), tuple(in_dims), *full, **kwargs)
+                if not isinstance(result, tuple) or len(result) != 2:
+                    raise RuntimeError("Expected the vmap staticmethod to have two returns, an output and out_dims "
+                                       "with pytree structure compatible with the output. Got "
+                                       f"{type(result) if not isinstance(result, tuple) else len(result)} instead")
+                out, dims = result
+                outs, dims = _as_tuple(out), _as_tuple(dims)
+                outs = tuple(o._st.data if d is not None else mx.broadcast_to(o._st.data[None], (size, *o.shape))
+                             for o, d in zip(outs, dims))
+                return outs, tuple(0 if d is None else d for d in dims)
 
     outs = f(*[args[i]._st.data for i in positions])
-    wrapped = [_wrap(o) for o in as_tuple(outs)]
+    wrapped = [_wrap(o) for o in _as_tuple(outs)]
     return tuple(wrapped) if structure and structure[0] else wrapped[0]
+
+
+def _custom(forward, vjp, jvp):
+    """An ``mx.custom_function`` computing ``forward(*arrays) -> tuple`` with ``vjp(primals, cotangents) ->
+    tuple`` (one per primal) and optionally ``jvp(primals, tangents) -> tuple`` (one per output) as its rules."""
+    f = mx.custom_function(forward)
+
+    @f.vjp
+    def f_vjp(primals, cotangents, outputs):
+        out = vjp(_as_tuple(primals), _as_tuple(cotangents))
+        return out if len(out) != 1 else out[0]
+
+    if jvp is not None:
+        @f.jvp
+        def f_jvp(primals, tangents):
+            out = jvp(_as_tuple(primals), _as_tuple(tangents))
+            return out if len(out) != 1 else out[0]
+    return f
+
+
+def _batched(forward, vjp, jvp, axes: tuple):
+    """generate_vmap_rule: the custom function of the batched inputs (batch dim ``axes[k]`` of input k, None for
+    an unbatched one) whose forward, vjp and jvp are the per-sample ones vmapped; outputs are batched along 0."""
+    def b_forward(*inputs):
+        return tuple(mx.vmap(forward, in_axes=axes)(*inputs))
+
+    def b_vjp(primals, cotangents):
+        n = len(primals)
+        per = mx.vmap(lambda *a: vjp(a[:n], a[n:]), in_axes=tuple(axes) + (0,) * len(cotangents))
+        grads = per(*primals, *cotangents)  # batch along 0: summed for an unbatched input, else moved back
+        return tuple(g.sum(0) if d is None else mx.moveaxis(g, 0, d) for g, d in zip(grads, axes))
+
+    def b_jvp(primals, tangents):
+        n = len(primals)
+        return tuple(mx.vmap(lambda *a: jvp(a[:n], a[n:]), in_axes=tuple(axes) * 2)(*primals, *tangents))
+
+    return _custom(b_forward, b_vjp, None if jvp is None else b_jvp)
 
 
 def _bind_defaults(cls, args: tuple, kwargs: dict) -> tuple:

@@ -84,8 +84,18 @@ def install(finder: AliasFinder) -> None:
     """Put the finder first: before the path finder, which would otherwise load files under alias names."""
     if finder not in sys.meta_path:
         sys.meta_path.insert(0, finder)
+    _name_the_face()
 
 
 def uninstall(finder: AliasFinder) -> None:
     if finder in sys.meta_path:
         sys.meta_path.remove(finder)
+    _name_the_face()
+
+
+def _name_the_face() -> None:
+    """While ``torch`` is lucid, shapes print as ``torch.Size([...])`` (in reprs and error messages), as the
+    program's own name for them; otherwise as ``lucid.Size([...])``."""
+    from .._tensor import Size
+    torch_is_lucid = any(isinstance(f, AliasFinder) and f.source == "torch" for f in sys.meta_path)
+    Size.face = "torch" if torch_is_lucid else "lucid"

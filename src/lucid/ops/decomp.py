@@ -287,6 +287,43 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
     return eigh(A, UPLO).eigenvalues
 
 
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
+           tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
+    """PyTorch's ``torch.lobpcg``: the ``k`` largest (or smallest) eigenpairs ``(E, X)`` of the symmetric
+    matrices ``A`` (``(*, m, m)``), or of the generalized problem ``A x = lambda B x`` with ``B`` symmetric positive
+    definite; ``E`` is ``(*, k)`` in descending (largest) or ascending order, ``X`` is ``(*, m, k)``.
+
+    lucid computes the pairs that LOBPCG converges to exactly, by a dense symmetric eigendecomposition of
+    ``(A + A^T) / 2`` (after a Cholesky reduction for ``B``), so the result does not depend on the initial ``X``
+    (only its shape counts), and ``iK``, ``niter``, ``tol``, ``method`` ('basic' or 'ortho'), ``tracker`` and the
+    ``ortho_*`` parameters are accepted and change nothing. Differentiable as PyTorch's (the gradient of ``A`` is
+    symmetric; the eigenvalues must be distinct), and differentiable again; also with ``B``, where PyTorch's is not."""
+    A = _matrices(A, "lobpcg", square=False)
+    if A.shape[-2] != A.shape[-1]:
+        raise AssertionError(f"A must be square, got shape {A.shape}")
+    if B is not None and B.shape != A.shape:
+        raise AssertionError(f"A and B must have same shape, got {A.shape} vs {B.shape}")
+    if method not in (None, "basic", "ortho"):
+        raise ValueError(f"lobpcg: method must be 'basic' or 'ortho', got {method!r}")
+    m = A.shape[-1]
+    k = (1 if X is None else X.shape[-1]) if k is None else k
+    n = (k if n is None else n) if X is None else X.shape[-1]
+    if m < 3 * n:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
+                         f"the number of requested eigenpairs (={n})")
+    S = (A + A.mT) / 2
+    if B is None:
+        E, V = eigh(S)
+    else:
+        L = cholesky((B + B.mT) / 2)
+        C = solve_triangular(L, solve_triangular(L, S, upper=False).mT, upper=False)  # L^-1 S L^-T
+        E, Y = eigh((C + C.mT) / 2)
+        V = solve_triangular(L.mT, Y, upper=True)
+    if largest is None or largest:
+        return E[..., m - k:].flip(-1), V[..., m - k:].flip(-1)
+    return E[..., :k], V[..., :k]
+
+
 # ---------------------------------------------------------------------------------------------------- pinv, lstsq
 def _tolerance(value):
     if isinstance(value, Tensor):
