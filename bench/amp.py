@@ -1,5 +1,6 @@
-"""``python -m bench.amp`` (and the ``amp`` workload of ``python -m bench``): step time and peak memory of the transformer workload in float32 and under
-``lucid.autocast`` (bfloat16, float16), the same model, weights, batch and AdamW step as ``bench/training.py``.
+"""``python -m bench.amp`` (and the ``amp`` workload of ``python -m bench``): step time and peak memory of the
+transformer workload in float32 and under ``lucid.autocast`` (bfloat16, float16), the same model, weights, batch
+and AdamW step as ``bench/training.py``.
 
 Peak memory is ``mx.get_peak_memory()`` over one step above what was live before it (MLX reports it on every
 backend; on CPU it counts MLX's own buffers). On MLX's CPU backend the low-precision matmuls have no BLAS kernel,

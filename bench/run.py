@@ -55,8 +55,8 @@ class Plan:
         return (f"{s.repeats} interleaved repeats per implementation, each a block of about {s.block_s * 1e3:.0f} ms "
                 f"of back-to-back calls, after {s.check_calls} checked and {s.warmup_calls} more warm-up calls; "
                 f"chains: {', '.join(f'{r} repeats at N = {n:,}' for n, r in self.chain_repeats.items())}; "
-                f"overhead table: {self.overhead_repeats} repeats; mixed precision: {self.amp_repeats} steps per precision "
-                "after 3 warm-up steps")
+                f"overhead table: {self.overhead_repeats} repeats; mixed precision: {self.amp_repeats} steps per "
+                "precision after 3 warm-up steps")
 
 
 def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=sys.stderr, flush=True)) -> dict:
