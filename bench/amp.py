@@ -1,5 +1,6 @@
-"""``python -m bench.amp``: step time and peak memory of the transformer workload in float32 and under
-``lucid.autocast`` (bfloat16, float16), the same model, weights, batch and AdamW step as ``bench/training.py``.
+"""``python -m bench.amp`` (and the ``amp`` workload of ``python -m bench``): step time and peak memory of the
+transformer workload in float32 and under ``lucid.autocast`` (bfloat16, float16), the same model, weights, batch
+and AdamW step as ``bench/training.py``.
 
 Peak memory is ``mx.get_peak_memory()`` over one step above what was live before it (MLX reports it on every
 backend; on CPU it counts MLX's own buffers). On MLX's CPU backend the low-precision matmuls have no BLAS kernel,
@@ -41,15 +42,14 @@ def _step(mode: str | None):
     return step
 
 
-def main(repeats: int = 10) -> dict:
-    print(f"BLAS: {env.blas_in_use()}")
-    print(f"transformer ({SPECS['transformer'].title}), device {mx.default_device()}")
+def measure(repeats: int = 10, warmup: int = 3, log=print) -> dict:
+    """Per mode (float32, bf16, fp16): the median step time with its quartiles and the peak memory rise."""
     out = {}
     for mode in (None, "bf16", "fp16"):
         gc.collect()
         mx.clear_cache()
         step = _step(mode)
-        first = [step() for _ in range(3)]  # warm-up; the losses show the runs agree
+        first = [step() for _ in range(warmup)]  # the losses show the runs agree
         peaks, times = [], []
         for _ in range(repeats):
             gc.collect()
@@ -63,8 +63,29 @@ def main(repeats: int = 10) -> dict:
         name = mode or "float32"
         out[name] = {"median_ms": q[1] * 1e3, "iqr_ms": (q[0] * 1e3, q[2] * 1e3), "peak_mb": max(peaks) / 2 ** 20,
                      "first_losses": first}
-        print(f"{name:8s} step {q[1] * 1e3:8.1f} ms (quartiles {q[0] * 1e3:.1f}-{q[2] * 1e3:.1f})  peak rise "
-              f"{max(peaks) / 2 ** 20:7.2f} MiB  losses {', '.join(f'{v:.4f}' for v in first)}")
+        log(f"{name:8s} step {q[1] * 1e3:8.1f} ms (quartiles {q[0] * 1e3:.1f}-{q[2] * 1e3:.1f})  peak rise "
+            f"{max(peaks) / 2 ** 20:7.2f} MiB  losses {', '.join(f'{v:.4f}' for v in first)}")
+    return out
+
+
+def table(out: dict) -> str:
+    """The measurement as a markdown table, each mode against float32."""
+    base = out["float32"]
+    rows = ["| precision | step ms (quartiles) | / float32 | peak rise MiB | / float32 | losses of the first steps |",
+            "|---|---:|---:|---:|---:|---|"]
+    for name, m in out.items():
+        label = name if name == "float32" else f"autocast {name}"
+        rows.append(f"| {label} | {m['median_ms']:.1f} ({m['iqr_ms'][0]:.1f}–{m['iqr_ms'][1]:.1f}) | "
+                    f"{m['median_ms'] / base['median_ms']:.2f}× | {m['peak_mb']:.2f} | "
+                    f"{m['peak_mb'] / base['peak_mb']:.2f}× | {', '.join(f'{v:.4f}' for v in m['first_losses'])} |")
+    return "\n".join(rows)
+
+
+def main(repeats: int = 10) -> dict:
+    print(f"BLAS: {env.blas_in_use()}")
+    print(f"transformer ({SPECS['transformer'].title}), device {mx.default_device()}")
+    out = measure(repeats)
+    print(table(out))
     return out
 
 

@@ -1,6 +1,7 @@
-"""lucid against pure MLX (and PyTorch when installed): training steps, HVP, backward scaling, tape overhead, memory.
+"""lucid against pure MLX (and PyTorch when installed): training steps, HVP, backward scaling, tape overhead, memory;
+then lucid's mixed precision (``bench/amp.py``) and data parallelism on 1 vs 2 processes (``bench/distributed.py``).
 
-    python -m bench                    # everything (~5 minutes on 2 cores); writes bench/RESULTS.md (+ results.png)
+    python -m bench                    # everything (~10 minutes on 2 cores); writes bench/RESULTS.md (+ results.png)
     python -m bench --quick            # fewer repeats and shorter chains: a smoke run, writes nothing
     python -m bench --only cnn --only memory --output /tmp/r.md
     python bench/run.py ...            # the same
@@ -22,12 +23,12 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
-from bench import hvp, overhead, report, training  # noqa: E402
+from bench import amp, distributed, hvp, overhead, report, training  # noqa: E402
 from bench.harness import UNCHECKED, Settings  # noqa: E402
 from bench.timing import paired_ratio  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory"]
+WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory", "amp", "distributed"]
 PEAK_MEMORY = ("mlp", "cnn")
 AFTER_BACKWARD = ("mlp", "cnn", "transformer")
 OVERHEAD_N = 1000
@@ -42,22 +43,26 @@ class Plan:
             self.settings = Settings(repeats=3, block_s=0.02, check_calls=2, warmup_calls=1)
             self.chain_repeats = {1_000: 3, 10_000: 3}
             self.overhead_repeats = 3
+            self.amp_repeats = 2
         else:
             self.settings = Settings()
             self.chain_repeats = {1_000: 41, 10_000: 11, 100_000: 5}
             self.overhead_repeats = 15
+            self.amp_repeats = 10
 
     def describe(self) -> str:
         s = self.settings
         return (f"{s.repeats} interleaved repeats per implementation, each a block of about {s.block_s * 1e3:.0f} ms "
                 f"of back-to-back calls, after {s.check_calls} checked and {s.warmup_calls} more warm-up calls; "
                 f"chains: {', '.join(f'{r} repeats at N = {n:,}' for n, r in self.chain_repeats.items())}; "
-                f"overhead table: {self.overhead_repeats} repeats")
+                f"overhead table: {self.overhead_repeats} repeats; mixed precision: {self.amp_repeats} steps per "
+                "precision after 3 warm-up steps")
 
 
 def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=sys.stderr, flush=True)) -> dict:
     """Measure the given workloads; a workload that fails as a whole is recorded under ``failed``."""
-    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "failed": {}}
+    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "amp": None,
+           "distributed": None, "failed": {}}
     for key in workloads:
         log(f"bench: {key} ...")
         t0 = time.perf_counter()
@@ -78,6 +83,10 @@ def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=
                         out["after"][k] = training.memory_after_backward(k)
                     except Exception as e:
                         out["after"][k] = f"{type(e).__name__}: {e}"
+            elif key == "amp":
+                out["amp"] = amp.measure(plan.amp_repeats, log=log)
+            elif key == "distributed":
+                out["distributed"] = distributed.measure()
             else:
                 raise ValueError(f"unknown workload {key!r}; choose from {', '.join(WORKLOADS)}")
         except Exception as e:  # keep going: the report says what failed
@@ -159,6 +168,23 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     if results["overhead"]:
         lines += ["## Tape overhead per op", "",
                   overhead.overhead_table(results["overhead"], OVERHEAD_N, plan.overhead_repeats), ""]
+    if results["amp"]:
+        lines += ["## Mixed precision: float32 vs `lucid.autocast` (transformer)", "",
+                  f"{titles['transformer']}, lucid eager: one full step per measurement, the forward and loss under "
+                  "`lucid.autocast(\"cpu\", dtype=...)` (no GradScaler: its unscale and inf check are the same for "
+                  "every precision). Peak rise: MiB above what was live before the step, the largest over the "
+                  "steps. MLX's CPU backend has no BLAS kernel for bfloat16/float16 matmuls, so on CPU the low "
+                  "precisions cost time; their benefit (half the bytes moved) is for Apple GPUs.", "",
+                  amp.table(results["amp"]), ""]
+    if results["distributed"]:
+        d = results["distributed"]
+        lines += ["## Data parallelism: 1 vs 2 processes", "",
+                  f"`DistributedDataParallel` over `mlx.launch --backend ring` on this machine's loopback "
+                  f"({d['cpu_cores']} cores); the same global batch in both runs, split over the ranks. With "
+                  f"{d['cpu_cores']} cores the two processes share the cores one process had to itself, so this "
+                  "measures the overhead of data parallelism (all-reduce, two Python tapes), not a speed-up. Bytes: "
+                  "the gradients all-reduced per step, and what each rank sends in a ring all-reduce "
+                  "(2(W-1)/W of it).", "", distributed.table(d), ""]
     for key, err in results["failed"].items():
         notes.add(f"workload `{key}` failed: `{err}`")
     if notes.items:

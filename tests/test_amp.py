@@ -20,7 +20,7 @@ def _arr(*shape):
 
 X, W, B = _arr(4, 8), _arr(8, 8), _arr(8)
 X3, IMG, K = _arr(2, 4, 8), _arr(2, 3, 8, 8), _arr(4, 3, 3, 3)
-VOL = _arr(1, 2, 4, 4, 4)
+VOL, VOL5 = _arr(1, 2, 4, 4, 4), _arr(1, 2, 5, 5, 5)
 P = 1 / (1 + np.exp(-X))
 TGT = np.array([1, 0, 3, 7])
 
@@ -69,6 +69,13 @@ CASES = [
     ("avg_pool2d", lambda t, m, f: f.avg_pool2d(f.conv2d(m(IMG), m(K)), 2), LOW),
     ("max_pool2d", lambda t, m, f: f.max_pool2d(f.conv2d(m(IMG), m(K)), 2), LOW),
     ("relu_gelu", lambda t, m, f: f.gelu(f.relu(f.linear(m(X), m(W)))), LOW),
+    # the ops inside a composite on a list run with autocast off (adaptive pooling to a size that does not divide
+    # is a matmul inside lucid, a native kernel in PyTorch; lucid's bilinear is an einsum, on no CPU list itself)
+    ("adaptive_avg_pool3d_uneven", lambda t, m, f: f.adaptive_avg_pool3d(m(VOL5), 3), F32),
+    ("bilinear", lambda t, m, f: f.bilinear(m(X), m(X), m(_arr(3, 8, 8))), F32),
+    # a call with out= is not autocast
+    ("mm_out", lambda t, m, f: t.mm(m(X), m(W), out=t.empty(4, 8)), F32),
+    ("matmul_out", lambda t, m, f: t.matmul(m(X), m(W), out=t.empty(4, 8)), F32),
     ("float64_untouched", lambda t, m, f: t.mm(m(X.astype(np.float64)), m(W.astype(np.float64))), "float64"),
     ("int_untouched", lambda t, m, f: m(TGT) + m(TGT), "int64"),
 ]
@@ -99,6 +106,33 @@ def test_op_dtypes_match_torch(name, fn, expected):
             out = fn(torch, torch.tensor, tf)
     want = {LOW: torch.bfloat16, F32: torch.float32, "float64": torch.float64, "int64": torch.int64}[expected]
     assert out.dtype == want
+
+
+@pytest.mark.parametrize("name", ["adaptive_avg_pool3d_uneven", "mm_out", "matmul_out"])
+def test_out_calls_and_ops_inside_composites_compute_in_float32_as_torch(name):
+    """Not only the dtype: the values are float32's (a bfloat16 step inside would be off by ~1e-3), and PyTorch's."""
+    torch = pytest.importorskip("torch")
+    fn = dict((c[0], c[1]) for c in CASES)[name]
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        want = fn(torch, torch.tensor, torch.nn.functional).numpy()
+    with lucid.autocast("cpu", dtype=lucid.bfloat16):
+        got = fn(lucid, lucid.tensor, F)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got.numpy(), fn(lucid, lucid.tensor, F).numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_autocast_in_force_again_after_a_composite_returns_or_raises():
+    state = lucid.autograd.grad_mode.state
+    with lucid.autocast("cpu"):
+        casting = state.autocast
+        assert F.cross_entropy(F.linear(lucid.tensor(X), lucid.tensor(W)), lucid.tensor(TGT)).dtype == lucid.float32
+        assert state.autocast is casting
+        with pytest.raises(RuntimeError):
+            F.linear(lucid.tensor(X), lucid.tensor(_arr(3, 5)))
+        assert state.autocast is casting
+        with pytest.raises(RuntimeError):
+            lucid.mm(lucid.tensor(X), lucid.tensor(W), out=lucid.tensor(X, requires_grad=True))
+        assert state.autocast is casting and lucid.mm(lucid.tensor(X), lucid.tensor(W)).dtype == lucid.bfloat16
 
 
 def test_autocast_off_outside_and_nested_states():

@@ -31,3 +31,25 @@ def test_bench_quick_tiny_mlp_runs_and_renders():
               "blas": "-", "compiler": "-"}
     text = run.render(results, header, plan, "python -m bench --quick --only tiny_mlp")
     assert "| MLP 32-32-32-10" in text and "## Targets" in text
+
+
+def test_render_has_the_mixed_precision_and_data_parallel_sections():
+    """The amp and distributed workloads' results (their shapes as bench/amp.py and bench/distributed.py return
+    them) come out as tables in RESULTS.md; measuring them takes minutes, so the numbers here are made up."""
+    from bench import run
+
+    plan = run.Plan(quick=True)
+    step = {"median_ms": 10.0, "iqr_ms": (9.0, 11.0), "peak_mb": 2.0, "first_losses": [1.0, 0.9]}
+    proc = {"processes": 1, "ms_per_step": 5.0, "examples_per_s": 100.0, "buckets": 2,
+            "gradient_bytes_all_reduced_per_step": 0, "bytes_sent_per_rank_per_step": 0}
+    results = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "failed": {},
+               "amp": {"float32": step, "bf16": {**step, "median_ms": 30.0, "peak_mb": 1.5}},
+               "distributed": {"cpu_cores": 2, "blas": "-", "workloads": {"mlp": {
+                   "title": "MLP", "two_vs_one_throughput": 0.9,
+                   "runs": [proc, {**proc, "processes": 2, "gradient_bytes_all_reduced_per_step": 2 ** 20,
+                                   "bytes_sent_per_rank_per_step": 2 ** 20}]}}}}
+    header = {"date": "today", "machine": "test", "python": "3", "mlx": "0", "lucid": "0", "torch": "-",
+              "blas": "-", "compiler": "-"}
+    text = run.render(results, header, plan, "python -m bench --only amp --only distributed")
+    assert "| autocast bf16 | 30.0 (9.0–11.0) | 3.00× | 1.50 | 0.75× |" in text
+    assert "| MLP | 2 | 5.0 | 100.0 | 0.90× | 1.00 MiB | 1.00 MiB | 2 |" in text

@@ -87,6 +87,20 @@ def test_resume_continues_exactly(tmp_path):
     assert rows_a == rows_b and len(rows_a) == 30
 
 
+def test_resume_under_amp_fp16_restores_the_grad_scaler(tmp_path):
+    """--amp fp16: 6 steps, then resumed to 12, gives the weights and the GradScaler state (scale, growth tracker)
+    of 12 steps at once; a fresh scaler on resume would count its growth interval from 0 again."""
+    whole, parts = tmp_path / "whole", tmp_path / "parts"
+    assert _train("mlp", "--amp", "fp16", "--steps", "12", "--eval-every", "100", "--out", str(whole)) == 0
+    assert _train("mlp", "--amp", "fp16", "--steps", "6", "--eval-every", "100", "--out", str(parts)) == 0
+    assert lucid.load(parts / "optimizer.safetensors")["scaler"]["_growth_tracker"] == 6
+    assert _train("mlp", "--steps", "12", "--resume", str(parts)) == 0  # --amp fp16 comes from the run's config
+    a, b = _weights(whole), _weights(parts)
+    assert all(np.array_equal(a[k], b[k]) for k in a)
+    sa, sb = (lucid.load(run / "optimizer.safetensors")["scaler"] for run in (whole, parts))
+    assert sa == sb and sa["_growth_tracker"] == 12
+
+
 def test_ctrl_c_writes_a_checkpoint_that_resumes_exactly(tmp_path, monkeypatch, capsys):
     """SIGINT during step 7 of a 12-step PINN run (a learning-rate scheduler) stops after that step with a
     checkpoint; resuming finishes the run with the parameters of an uninterrupted one."""

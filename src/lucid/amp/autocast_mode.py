@@ -7,7 +7,9 @@ to float32, and the "promote" ops to the widest input dtype. The casts are ordin
 
 How it reaches the ops: entering sets ``grad_mode.state.autocast`` (thread-local, like grad mode) to a ``Casting``;
 a declared op on a list checks that attribute as it dispatches and calls ``Casting.apply``; a composite function
-on a list calls ``Casting.cast`` with its name as it starts. Ops on no list never look. The backward walk runs
+on a list, as it starts, hands itself and its arguments to ``Casting.call``, which casts them and runs the body
+with autocast off (PyTorch's autocast does not reach the ops inside an op it wrapped). Ops on no list never look.
+A call with ``out=`` is not autocast, as in PyTorch. The backward walk runs
 with autocast off, so backward ops run in the dtypes their forward ops chose.
 
 Device types: ``"cpu"`` uses PyTorch's CPU lists; ``"cuda"``, ``"mps"`` and ``"gpu"`` (lucid's name for MLX's GPU)
@@ -88,9 +90,17 @@ class Casting:
             kwargs = {k: self._to(v, target) for k, v in kwargs.items()}
         return args, kwargs
 
-    def cast(self, name: str, *tensors) -> tuple:
-        """The inputs of composite op ``name``, cast as the table says (a tuple, one entry per input)."""
-        return self.apply(POLICY[name], tensors, {})[0]
+    def call(self, name: str, fn, *args, **kwargs):
+        """``fn(*args, **kwargs)`` for composite op ``name``: its tensor arguments cast as the table says, then its
+        body run with autocast off, as PyTorch runs an autocast-wrapped op below the autocast dispatch key (the ops
+        inside a float32 loss stay float32; inside ``linear`` nothing is cast twice)."""
+        args, kwargs = self.apply(POLICY[name], args, kwargs)
+        state = gm.state
+        state.autocast = None
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            state.autocast = self
 
     def _to(self, a, target):
         if isinstance(a, Tensor):

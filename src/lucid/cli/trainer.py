@@ -6,7 +6,9 @@ A run directory holds:
   discriminator, go in ``NAME.safetensors``);
 - ``optimizer.safetensors``: what resuming needs besides the weights, written with ``lucid.save``:
   ``{"step": int, "optimizers": {name: optimizer.state_dict()}, "schedulers": {name: scheduler.state_dict()},
-  "rng_state": lucid.get_rng_state()}`` (read it back with ``lucid.load``);
+  "rng_state": lucid.get_rng_state()}``, and under ``--amp fp16`` ``"scaler": GradScaler.state_dict()`` (the loss
+  scale and its growth tracker, so a resumed run skips and grows as the uninterrupted one; read it back with
+  ``lucid.load``);
 - ``config.json``: the model name and constructor arguments, the training arguments, the step reached, the
   train time and the last evaluation (``result``);
 - ``metrics.csv``: one row per evaluation (step, time, learning rate, mean training losses since the previous
@@ -180,13 +182,16 @@ class Trainer:
 
     # ---------------------------------------------------------------------------------------------- resume
     def resume(self, run: Path, saved: dict) -> None:
-        """Continue from the checkpoint in ``run`` (config ``saved``): weights, optimizers, schedulers, RNG, step."""
+        """Continue from the checkpoint in ``run`` (config ``saved``): weights, optimizers, schedulers, the
+        GradScaler, RNG, step."""
         load_weights(self.modules, run, self.recipe.name, saved.get("model", "?"))
         state = lucid.load(run / "optimizer.safetensors")
         for name, opt in self.optimizers.items():
             opt.load_state_dict(state["optimizers"][name])
         for name, sch in self.schedulers.items():
             sch.load_state_dict(state["schedulers"][name])
+        if self.recipe.scaler is not None and "scaler" in state:  # absent when the run was not --amp fp16
+            self.recipe.scaler.load_state_dict(state["scaler"])
         lucid.set_rng_state(state["rng_state"])
         self.step = int(state["step"])
         self.train_time = float(saved.get("train_time_s", 0.0))
@@ -205,6 +210,8 @@ class Trainer:
         state = {"step": self.step, "optimizers": {k: o.state_dict() for k, o in self.optimizers.items()},
                  "schedulers": {k: s.state_dict() for k, s in self.schedulers.items()},
                  "rng_state": lucid.get_rng_state()}
+        if self.recipe.scaler is not None:
+            state["scaler"] = self.recipe.scaler.state_dict()
         atomic_write(self.out / "optimizer.safetensors", lambda p: lucid.save(state, p))
         write_metrics(self.out / "metrics.csv", self.rows)
         write_json(self.out / "config.json", self.config())

@@ -367,7 +367,8 @@ def call_with_out(fn, args: tuple, kwargs: dict):
     """``fn(*args, **kwargs, out=t)``: compute the result, then write it into ``t`` as an in-place op (version
     bumped, views of ``t``'s base written through). As in PyTorch, out= is not differentiable: with grad mode on,
     an argument or ``t`` requiring grad is an error; ``t`` of another shape is resized (with PyTorch's warning
-    unless it is empty); a result that ``t``'s dtype cannot hold (float into int) is an error."""
+    unless it is empty); a result that ``t``'s dtype cannot hold (float into int) is an error. ``lucid.autocast``
+    does not reach the call."""
     kwargs = dict(kwargs)
     out = kwargs.pop("out")
     if out is None:
@@ -381,7 +382,11 @@ def call_with_out(fn, args: tuple, kwargs: dict):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
     with gm.no_grad():
-        result = fn(*args, **kwargs)
+        casting, _state.autocast = _state.autocast, None  # a call with out= is not autocast, as in PyTorch
+        try:
+            result = fn(*args, **kwargs)
+        finally:
+            _state.autocast = casting
         r, o = result._st.data, out._st.data
         if _category(r.dtype) > _category(o.dtype):
             raise RuntimeError(f"result type {dtype_name(r.dtype)} can't be cast to the desired output type "

@@ -260,7 +260,7 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
 def prelu(input, weight) -> Tensor:
     """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
     if _gm_state.autocast is not None:
-        input, weight = _gm_state.autocast.cast("prelu", input, weight)
+        return _gm_state.autocast.call("prelu", prelu, input, weight)
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1

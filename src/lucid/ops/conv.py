@@ -287,7 +287,7 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
 # ---------------------------------------------------------------------------------------------------- convolution
 def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
     if _gm_state.autocast is not None:
-        input, weight, bias = _gm_state.autocast.cast(fn, input, weight, bias)
+        return _gm_state.autocast.call(fn, _convnd, n, fn, input, weight, bias, stride, padding, dilation, groups)
     x, unbatched = batched(input, n, fn)
     _check_weight(fn, x, weight, bias, groups, n, transposed=False)
     stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
@@ -338,7 +338,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_padding, groups, dilation) -> Tensor:
     if _gm_state.autocast is not None:
-        input, weight, bias = _gm_state.autocast.cast(fn, input, weight, bias)
+        return _gm_state.autocast.call(fn, _conv_transposend, n, fn, input, weight, bias, stride, padding,
+                                       output_padding, groups, dilation)
     x, unbatched = batched(input, n, fn)
     _check_weight(fn, x, weight, bias, groups, n, transposed=True)
     stride, padding = ntuple(stride, n, "stride"), ntuple(padding, n, "padding")

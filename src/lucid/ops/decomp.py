@@ -442,7 +442,7 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """The dot product of x and y along ``dim`` (batch dims broadcast)."""
     if _gm_state.autocast is not None:
-        x, y = _gm_state.autocast.cast("vecdot", x, y)
+        return _gm_state.autocast.call("vecdot", vecdot, x, y, dim=dim)
     return (x * y).sum(dim)
 
 

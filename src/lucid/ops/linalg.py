@@ -102,7 +102,7 @@ def matmul(input, other) -> Tensor:
     matrix-vector products, 2-D·2-D is ``mm``, and with more dims the leading (batch) dims broadcast; a 1-D operand
     is treated as a row (left) or column (right) and that dim is removed from the result."""
     if _gm_state.autocast is not None:
-        input, other = _gm_state.autocast.cast("matmul", input, other)
+        return _gm_state.autocast.call("matmul", matmul, input, other)
     a, b = as_tensor(input), as_tensor(other)
     sa, sb = data(a).shape, data(b).shape
     da, db = len(sa), len(sb)
@@ -379,7 +379,7 @@ def tensordot(a, b, dims=2) -> Tensor:
     """Contract the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``, or the listed dims
     (``dims=([1, 0], [0, 1])``); computed as one matrix product of the permuted, flattened operands."""
     if _gm_state.autocast is not None:
-        a, b = _gm_state.autocast.cast("tensordot", a, b)
+        return _gm_state.autocast.call("tensordot", tensordot, a, b, dims)
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -459,7 +459,7 @@ def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """``torch.linalg.vecdot`` (real dtypes): the dot product along ``dim``, the other dims broadcast. Kept out of
     ``__all__``: PyTorch has it under ``linalg`` only."""
     if _gm_state.autocast is not None:
-        x, y = _gm_state.autocast.cast("vecdot", x, y)
+        return _gm_state.autocast.call("vecdot", vecdot, x, y, dim=dim)
     return (x * y).sum(dim)
 
 

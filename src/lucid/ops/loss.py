@@ -205,7 +205,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     ``input`` (N, C), (N, C, d1, ...) or unbatched (C,) and int64 ``target`` (N), (N, d1, ...) or ().
     Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
     if _gm_state.autocast is not None:
-        input, weight = _gm_state.autocast.cast("nll_loss", input, weight)
+        return _gm_state.autocast.call("nll_loss", nll_loss, input, target, weight, size_average, ignore_index, reduce,
+                                       reduction)
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
     return _nll(input, _checked_targets(input, target, ignore_index, "nll_loss"), weight, ignore_index, reduction)
@@ -253,7 +254,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     shape). ``label_smoothing`` mixes the target with the uniform distribution: ``(1 - s) * nll + s * mean over
     classes of -log_softmax`` for indices, ``target * (1 - s) + s / C`` for probabilities."""
     if _gm_state.autocast is not None:
-        input, target, weight = _gm_state.autocast.cast("cross_entropy", input, target, weight)
+        return _gm_state.autocast.call("cross_entropy", cross_entropy, input, target, weight, size_average,
+                                       ignore_index, reduce, reduction, label_smoothing)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(input.shape) == tuple(target.shape):
         if not mx.issubdtype(target.dtype, mx.floating):
@@ -283,7 +285,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
     """``(input - target) ** 2`` (times ``weight``, of the input's size), reduced; the target broadcasts, with
     PyTorch's warning when its size differs."""
     if _gm_state.autocast is not None:
-        input, target, weight = _gm_state.autocast.cast("mse_loss", input, target, weight)
+        return _gm_state.autocast.call("mse_loss", mse_loss, input, target, size_average, reduce, reduction, weight)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     loss = square(input - target)
@@ -296,7 +298,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
     """``|input - target|`` (times ``weight``, of the input's size), reduced."""
     if _gm_state.autocast is not None:
-        input, target, weight = _gm_state.autocast.cast("l1_loss", input, target, weight)
+        return _gm_state.autocast.call("l1_loss", l1_loss, input, target, size_average, reduce, reduction, weight)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     loss = abs(input - target)
@@ -318,7 +320,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``);
     ``beta = 0`` is l1_loss."""
     if _gm_state.autocast is not None:
-        input, target = _gm_state.autocast.cast("smooth_l1_loss", input, target)
+        return _gm_state.autocast.call("smooth_l1_loss", smooth_l1_loss, input, target, size_average, reduce, reduction,
+                                       beta)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -331,7 +334,7 @@ def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weigh
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``; with ``weight`` (of the input's
     size) the weighted losses are reduced as they are (the mean divides by their count)."""
     if _gm_state.autocast is not None:
-        input, target, weight = _gm_state.autocast.cast("huber_loss", input, target, weight)
+        return _gm_state.autocast.call("huber_loss", huber_loss, input, target, reduction, delta, weight)
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
@@ -382,7 +385,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape. Values outside [0, 1] (NaN
     included) raise PyTorch's error (see ``_check_probabilities``)."""
     if _gm_state.autocast is not None:
-        input, target, weight = _gm_state.autocast.cast("binary_cross_entropy", input, target, weight)
+        return _gm_state.autocast.call("binary_cross_entropy", binary_cross_entropy, input, target, weight,
+                                       size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
@@ -397,7 +401,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     """binary_cross_entropy of ``sigmoid(input)``, computed stably as ``(1 - t) * x - (1 + (pos_weight - 1) * t) *
     logsigmoid(x)``; ``pos_weight`` (broadcast along the last dim, one per class) weighs the positive term."""
     if _gm_state.autocast is not None:
-        input, target, weight, pos_weight = _gm_state.autocast.cast("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
+        return _gm_state.autocast.call("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, input,
+                                       target, weight, size_average, reduce, reduction, pos_weight)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
@@ -412,7 +417,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     also as log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size (the KL
     divergence per sample); 'mean' divides by every element, with PyTorch's warning."""
     if _gm_state.autocast is not None:
-        input, target = _gm_state.autocast.cast("kl_div", input, target)
+        return _gm_state.autocast.call("kl_div", kl_div, input, target, size_average, reduce, reduction, log_target)
     if size_average is None and reduce is None and reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -434,7 +439,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     """Poisson negative log-likelihood: ``exp(input) - target * input`` (``log_input``) or ``input - target *
     log(input + eps)``; ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""
     if _gm_state.autocast is not None:
-        input, target = _gm_state.autocast.cast("poisson_nll_loss", input, target)
+        return _gm_state.autocast.call("poisson_nll_loss", poisson_nll_loss, input, target, log_input, full,
+                                       size_average, eps, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = exp(input) - target * input
@@ -478,7 +484,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1, for (N, D) inputs
     and (N) target (or (D) and ())."""
     if _gm_state.autocast is not None:
-        input1, input2 = _gm_state.autocast.cast("cosine_embedding_loss", input1, input2)
+        return _gm_state.autocast.call("cosine_embedding_loss", cosine_embedding_loss, input1, input2, target, margin,
+                                       size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     dim = target.ndim
     if dim > 1:
@@ -497,7 +504,8 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
                         reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``: target 1 asks input1 to rank higher, -1 lower."""
     if _gm_state.autocast is not None:
-        input1, input2, target = _gm_state.autocast.cast("margin_ranking_loss", input1, input2, target)
+        return _gm_state.autocast.call("margin_ranking_loss", margin_ranking_loss, input1, input2, target, margin,
+                                       size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -510,7 +518,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the pairwise p-norm distance along the last dim;
     ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
     if _gm_state.autocast is not None:
-        anchor, positive, negative = _gm_state.autocast.cast("triplet_margin_loss", anchor, positive, negative)
+        return _gm_state.autocast.call("triplet_margin_loss", triplet_margin_loss, anchor, positive, negative, margin,
+                                       p, eps, swap, size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -528,7 +537,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))`` (two-class logistic loss, target 1 or -1), computed stably."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("soft_margin_loss", input)
+        return _gm_state.autocast.call("soft_margin_loss", soft_margin_loss, input, target, size_average, reduce,
+                                       reduction)
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(-logsigmoid(target * input), reduction)
 
@@ -538,7 +548,8 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
     """``input`` where target is 1, ``max(0, margin - input)`` where it is -1 (PyTorch: other targets count as
     both)."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("hinge_embedding_loss", input)
+        return _gm_state.autocast.call("hinge_embedding_loss", hinge_embedding_loss, input, target, margin,
+                                       size_average, reduce, reduction)
     reduction = _reduction(size_average, reduce, reduction)
     loss = where(ne(target, 1), (margin - input).clamp_min(0), 0.0) + where(ne(target, -1), input, 0.0)
     return _reduce(loss, reduction)
@@ -611,7 +622,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     alignments) and their gradients by 0. The gradient is the exact one of this function (PyTorch's differs by
     ``exp(log_probs)``, which vanishes after a log_softmax)."""
     if _gm_state.autocast is not None:
-        log_probs, = _gm_state.autocast.cast("ctc_loss", log_probs)
+        return _gm_state.autocast.call("ctc_loss", ctc_loss, log_probs, targets, input_lengths, target_lengths, blank,
+                                       reduction, zero_infinity)
     reduction = _reduction(None, None, reduction)
     unbatched = log_probs.ndim == 2
     if unbatched:

@@ -131,7 +131,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
     """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
     (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch."""
     if _gm_state.autocast is not None:
-        input, weight, bias = _gm_state.autocast.cast("layer_norm", input, weight, bias)
+        return _gm_state.autocast.call("layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
     expect_tensor("layer_norm", "input", 1, input)
     axes = _last_axes(input, normalized_shape, weight, bias)
     return _layer_norm(input, weight, bias, axes, eps)
@@ -141,7 +141,7 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> 
     """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape`` dims. ``eps`` defaults
     to the machine epsilon of the computing dtype (half types compute in float32, as in PyTorch)."""
     if _gm_state.autocast is not None:
-        input, weight = _gm_state.autocast.cast("rms_norm", input, weight)
+        return _gm_state.autocast.call("rms_norm", rms_norm, input, normalized_shape, weight, eps)
     axes = _last_axes(input, normalized_shape, weight)
     x = _float32_if_half(input)
     if eps is None:
@@ -209,7 +209,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     """Split the C channels of (N, C, *) ``input`` into ``num_groups`` groups and normalize each (sample, group);
     ``weight`` and ``bias`` are per channel."""
     if _gm_state.autocast is not None:
-        input, weight, bias = _gm_state.autocast.cast("group_norm", input, weight, bias)
+        return _gm_state.autocast.call("group_norm", group_norm, input, num_groups, weight, bias, eps)
     expect_tensor("group_norm", "input", 1, input)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")

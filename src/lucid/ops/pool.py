@@ -264,7 +264,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """Max pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``; ``return_indices`` also gives the argmax."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("adaptive_max_pool3d", input)
+        return _gm_state.autocast.call("adaptive_max_pool3d", adaptive_max_pool3d, input, output_size, return_indices)
     return _adaptive_max_pool(3, "adaptive_max_pool3d", input, output_size, return_indices)
 
 
@@ -327,7 +327,8 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                divisor_override=None):
     """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("avg_pool3d", input)
+        return _gm_state.autocast.call("avg_pool3d", avg_pool3d, input, kernel_size, stride, padding, ceil_mode,
+                                       count_include_pad, divisor_override)
     return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
@@ -371,7 +372,7 @@ def adaptive_avg_pool2d(input, output_size):
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``, with windows chosen to fit."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("adaptive_avg_pool3d", input)
+        return _gm_state.autocast.call("adaptive_avg_pool3d", adaptive_avg_pool3d, input, output_size)
     return _adaptive_avg_pool(3, "adaptive_avg_pool3d", input, output_size)
 
 
@@ -514,7 +515,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     ``antialias`` (bilinear and bicubic, 4-D): when downsampling, each output averages all the input pixels under
     the filter stretched by the scale (PIL's resampling), as PyTorch does."""
     if _gm_state.autocast is not None:
-        input, = _gm_state.autocast.cast("interpolate", input)
+        return _gm_state.autocast.call("interpolate", interpolate, input, size, scale_factor, mode, align_corners,
+                                       recompute_scale_factor, antialias)
     n = input.ndim - 2
     if mode not in _MODES:
         raise _mode_error(input.ndim, mode)

@@ -114,7 +114,7 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     "bicubic" (4-D only; PyTorch pads each of its 16 taps, not the point); ``padding_mode`` for points outside:
     "zeros", "border" or "reflection"."""
     if _gm_state.autocast is not None:
-        input, grid = _gm_state.autocast.cast("grid_sample", input, grid)
+        return _gm_state.autocast.call("grid_sample", grid_sample, input, grid, mode, padding_mode, align_corners)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
