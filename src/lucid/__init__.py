@@ -1,6 +1,6 @@
 """lucid: PyTorch-style autograd on MLX arrays."""
 import math as _math
-from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
+from . import autograd  # (attaches Tensor.backward and the hook methods; lucid.ops attach the ops below)
 from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,

@@ -19,9 +19,9 @@ import mlx.core as mx
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
 from .._views import info_of, into_base
-from . import grad_mode as gm
+from .. import _grad_mode as gm
 from .engine import _conform
-from .graph import FREED_MESSAGE, Node, _anomaly_observer, edge_of
+from .graph import FREED_MESSAGE, Node, _anomaly_observer, _version_error, edge_of
 
 
 class FunctionCtx(Node):
@@ -59,7 +59,6 @@ class FunctionCtx(Node):
             raise RuntimeError(FREED_MESSAGE)
         for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._st.version != v:
-                from ..ops._core import _version_error
                 _version_error(t, t._st.version, v)
         return tuple(self._saved)
 

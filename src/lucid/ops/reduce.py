@@ -19,7 +19,7 @@ import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
 from ._core import _version_error, defop, methods
 from .elementwise import abs, eq, exp, maximum, minimum, sign, where

@@ -20,7 +20,7 @@ import weakref
 
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Storage, Tensor, _wrap
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ..autograd.engine import grad
 from ..autograd.function import Function
 from ..autograd.graph import Meta, pop_observer, push_observer

@@ -20,7 +20,7 @@ import mlx.core as mx
 
 from ... import _dtype
 from ..._tensor import Tensor
-from ...autograd import grad_mode as gm
+from ... import _grad_mode as gm
 from ...autograd.function import Function
 from ...autograd.graph import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
