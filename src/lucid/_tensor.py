@@ -6,7 +6,8 @@ carries the version counter that backward checks saved tensors against. Views, w
 counter as in PyTorch, are described in ``lucid._views``.
 
 Operators and methods (``x + y``, ``x.sum()``) are attached by the op modules in ``lucid.ops``: each op is
-declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
+declared once there and becomes both ``lucid.op`` and ``Tensor.op``. ``backward()`` and the hook methods are attached
+by ``lucid.autograd.tensor_methods`` (this layer imports neither: docs/architecture.md).
 """
 from __future__ import annotations
 
