@@ -2,7 +2,7 @@
 from . import _blas
 _blas.load()  # first: a fast BLAS must be in the process before mlx.core binds its BLAS calls (Linux)
 import math as _math  # noqa: E402
-from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
+from . import autograd  # noqa: E402  (attaches Tensor.backward and the hook methods; lucid.ops attach the ops below)
 from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
@@ -44,7 +44,7 @@ from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)
 from .viz import summary  # noqa: E402
-from ._info import show_config  # noqa: E402
+from ._info import __version__, show_config  # noqa: E402
 
 dtype = _dtype.Dtype
 
@@ -68,4 +68,3 @@ def _accept_out() -> None:
 _accept_out()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
-__version__ = "0.1.0"

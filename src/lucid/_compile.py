@@ -25,13 +25,7 @@ import mlx.core as mx
 
 from . import _checks, _guards, _random, _threads
 from ._tensor import Tensor, _wrap
-from .autograd import grad_mode as gm
-
-
-def is_compiling() -> bool:
-    """True while lucid.compile traces a function in this thread (optimizers skip their per-step ``mx.eval``
-    then)."""
-    return gm.state.compiling
+from . import _grad_mode as gm
 
 
 _VALUE_ERROR = (

@@ -15,68 +15,8 @@ import numpy as np
 from . import _dtype
 from ._threads import adopt_thread
 from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
-from ._checks import mark_known
-from ._tensor import Tensor, _wrap
-from .autograd import grad_mode as gm
-
-
-def _infer_numpy(data, dtype=None) -> np.ndarray:
-    """numpy view of Python data with PyTorch's defaults (float -> float32, int -> int64) when no dtype is asked;
-    numpy arrays and scalars keep their own dtype."""
-    arr = np.asarray(data)
-    if arr.dtype == object:
-        raise TypeError(f"can't make a tensor from {type(data).__name__} data with mixed or unsupported elements")
-    if dtype is not None or isinstance(data, (np.ndarray, np.generic)):
-        return arr
-    if arr.dtype == np.float64:
-        return arr.astype(_dtype.to_numpy_dtype(_dtype.get_default_dtype()))
-    if arr.dtype == np.complex128:
-        return arr.astype(np.complex64)
-    if arr.dtype.kind in "iu":
-        return arr.astype(np.int64)
-    return arr
-
-
-def _to_array(data, dtype=None, device=None) -> mx.array:
-    """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
-    adopt_thread()  # a cast below is an op: it must land on the shared stream
-    if isinstance(data, Tensor):
-        arr = data._st.data
-    elif isinstance(data, mx.array):
-        arr = data
-    elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
-        arr = mx.array(np.array(_nested_values(data)))
-        if dtype is None:
-            first = next(d for d in _flat(data) if isinstance(d, Tensor))
-            dtype = first.dtype
-    else:
-        a = _infer_numpy(data, dtype)
-        target = dtype if dtype is not None else _dtype.from_numpy_dtype(a.dtype)
-        if a.dtype == np.float64 and target != mx.float64:
-            a = a.astype(np.float32)
-        arr = mx.array(a, dtype=target)
-        mark_known(arr)  # made from host values: indices (and probabilities) are checked at once (lucid._checks)
-    if dtype is not None and arr.dtype != dtype:
-        arr = arr.astype(dtype)
-    if device is not None:
-        _dtype.check_device(device, arr.dtype)
-    elif arr.dtype == mx.float64 and mx.default_device().type == mx.gpu:
-        _dtype.check_device("gpu", mx.float64)
-    return arr
-
-
-def _flat(data):
-    for d in data:
-        if isinstance(d, (list, tuple)):
-            yield from _flat(d)
-        else:
-            yield d
-
-
-def _nested_values(data):
-    if isinstance(data, (list, tuple)):
-        return [_nested_values(d) for d in data]
-    return data.item() if isinstance(data, Tensor) else data
+from ._tensor import Tensor, _to_array, _wrap
+from . import _grad_mode as gm
 
 
 def _finish(arr: mx.array, requires_grad: bool) -> Tensor:

@@ -9,11 +9,12 @@ import mlx.core as mx
 
 from . import _blas
 
+__version__ = "0.1.0"  # lucid.__version__ (keep in step with pyproject.toml)
+
 
 def config() -> dict:
     """lucid, MLX and Python versions, the default device and whether it has float64, the BLAS MLX's CPU kernels
     call, and whether ``mx.compile`` can fuse CPU kernels (it needs a C++ compiler on Linux)."""
-    from . import __version__
     device = mx.default_device()
     return {
         "lucid": __version__,

@@ -9,7 +9,7 @@ import weakref
 import mlx.core as mx
 
 from . import _checks, _threads
-from .autograd import grad_mode as gm
+from . import _grad_mode as gm
 
 
 # Tensors whose values the optimizer's single ``mx.eval`` per step should compute too: tensors written in place under

@@ -6,7 +6,8 @@ carries the version counter that backward checks saved tensors against. Views, w
 counter as in PyTorch, are described in ``lucid._views``.
 
 Operators and methods (``x + y``, ``x.sum()``) are attached by the op modules in ``lucid.ops``: each op is
-declared once there and becomes both ``lucid.op`` and ``Tensor.op``.
+declared once there and becomes both ``lucid.op`` and ``Tensor.op``. ``backward()`` and the hook methods are attached
+by ``lucid.autograd.tensor_methods`` (this layer imports neither: docs/architecture.md).
 """
 from __future__ import annotations
 
@@ -18,11 +19,13 @@ import mlx.core as mx
 import numpy as np
 
 from . import _checks, _dtype, _threads, _views
+from ._checks import mark_known
+from ._threads import adopt_thread
 from ._pending import (MAX_PENDING_STEPS, MAX_PENDING_WRITES, _pending, _with_pending, backward_starting,  # noqa: F401
                        evaluate_later, evaluate_pending, take_pending_evals)
-from .autograd import grad_mode as gm
-from ._views import SharedStorage, Storage, counter_of, info_of
-from .autograd.graph import RemovableHandle, _Hooks, accumulator, add_hook
+from . import _grad_mode as gm
+from ._views import (_INFERENCE_VIEW_MESSAGE, SharedStorage, Storage, _check_view_mode, _custom_view_error,
+                     counter_of, info_of)
 
 _new = object.__new__
 
@@ -83,72 +86,6 @@ def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     return t
 
 
-_INFERENCE_VIEW_MESSAGE = (
-    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is "
-    "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
-    "either both inside the inference_mode block (if you don't want the inplace to be tracked) or both outside (if "
-    "you want the inplace to be tracked).")
-
-
-def _custom_view_error(fn_view) -> None:
-    """An in-place write that would be recorded, into a view that a custom Function returned: the write would
-    replace that Function's backward by the view's, so PyTorch forbids it."""
-    if isinstance(fn_view, str):
-        raise RuntimeError(fn_view)
-    if fn_view is True:
-        first = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-    else:
-        first = f"Output {fn_view[1]} of {fn_view[0]} is a view and is being modified inplace."
-    raise RuntimeError(first + " This view was created inside a custom Function (or because an input was returned "
-                       "as-is) and the autograd logic to handle view+inplace would override the custom backward "
-                       "associated with the custom Function, leading to incorrect gradients. This behavior is "
-                       "forbidden. You can fix this by cloning the output of the custom Function.")
-
-
-_NO_GRAD_VIEW_ADVICE = (
-    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
-    "the view and the inplace either both inside the {} block (if you don't want the inplace to be tracked) or both "
-    "outside (if you want the inplace to be tracked).")
-
-
-def _check_view_mode(t) -> None:
-    """PyTorch's creation-mode rule for a write with grad mode on: a view taken in no_grad or inference mode, or a
-    view of such a view, may not be written in place when the write would require grad (the tensor or a base it was
-    taken of requires grad), since whether that write belongs in the graph is ambiguous."""
-    rg = t._rg
-    fn_view = t._extra.fn_view
-    if fn_view is not None:  # a custom Function's output or an off-graph unbind piece: their own messages
-        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._rg):
-            _custom_view_error(fn_view)
-        return  # (a recorded Function's view is refused once the write is known to be recorded)
-    cur = t
-    while True:
-        ex = cur._extra
-        view = ex.view_of if ex is not None else None
-        if view is None or view.alias:
-            return
-        base = view.base
-        rg = rg or base._rg
-        if not view.grad:  # taken with grad mode off
-            break
-        cur = base
-    if not rg:
-        return
-    inference = ex.inference_view
-    mode, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
-    action = "in normal mode" if inference else "with grad mode enabled"
-    if cur is t or t._fn is None:
-        if inference:
-            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
-        first = f"A view was created in {mode} and is being modified inplace {action}."
-    else:
-        import re
-        name = re.sub(r"Backward\d*$", "", t._fn.name())
-        first = (f"Output {t._nr} of {name} is a view of a view which was created in {mode} and is being modified "
-                 f"inplace {action}.")
-    raise RuntimeError(first + _NO_GRAD_VIEW_ADVICE.format(block))
-
-
 def _shape_str(shape) -> str:
     return str(list(shape))
 
@@ -156,6 +93,63 @@ def _shape_str(shape) -> str:
 def _size_str(shape) -> str:
     """A shape as PyTorch prints it where its message shows a ``torch.Size`` (``lucid.Size([2, 3])``; see Size)."""
     return repr(Size(shape))
+def _infer_numpy(data, dtype=None) -> np.ndarray:
+    """numpy view of Python data with PyTorch's defaults (float -> float32, int -> int64) when no dtype is asked;
+    numpy arrays and scalars keep their own dtype."""
+    arr = np.asarray(data)
+    if arr.dtype == object:
+        raise TypeError(f"can't make a tensor from {type(data).__name__} data with mixed or unsupported elements")
+    if dtype is not None or isinstance(data, (np.ndarray, np.generic)):
+        return arr
+    if arr.dtype == np.float64:
+        return arr.astype(_dtype.to_numpy_dtype(_dtype.get_default_dtype()))
+    if arr.dtype == np.complex128:
+        return arr.astype(np.complex64)
+    if arr.dtype.kind in "iu":
+        return arr.astype(np.int64)
+    return arr
+
+
+def _to_array(data, dtype=None, device=None) -> mx.array:
+    """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
+    adopt_thread()  # a cast below is an op: it must land on the shared stream
+    if isinstance(data, Tensor):
+        arr = data._st.data
+    elif isinstance(data, mx.array):
+        arr = data
+    elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
+        arr = mx.array(np.array(_nested_values(data)))
+        if dtype is None:
+            first = next(d for d in _flat(data) if isinstance(d, Tensor))
+            dtype = first.dtype
+    else:
+        a = _infer_numpy(data, dtype)
+        target = dtype if dtype is not None else _dtype.from_numpy_dtype(a.dtype)
+        if a.dtype == np.float64 and target != mx.float64:
+            a = a.astype(np.float32)
+        arr = mx.array(a, dtype=target)
+        mark_known(arr)  # made from host values: indices (and probabilities) are checked at once (lucid._checks)
+    if dtype is not None and arr.dtype != dtype:
+        arr = arr.astype(dtype)
+    if device is not None:
+        _dtype.check_device(device, arr.dtype)
+    elif arr.dtype == mx.float64 and mx.default_device().type == mx.gpu:
+        _dtype.check_device("gpu", mx.float64)
+    return arr
+
+
+def _flat(data):
+    for d in data:
+        if isinstance(d, (list, tuple)):
+            yield from _flat(d)
+        else:
+            yield d
+
+
+def _nested_values(data):
+    if isinstance(data, (list, tuple)):
+        return [_nested_values(d) for d in data]
+    return data.item() if isinstance(data, Tensor) else data
 
 
 class Tensor:
@@ -165,7 +159,6 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, data=None, dtype=None, requires_grad: bool = False, device=None):
-        from ._creation import _to_array
         arr = _to_array([] if data is None else data, dtype, device)
         src = _wrap(arr)
         self._st, self._rg, self._fn, self._nr = src._st, False, None, 0
@@ -519,34 +512,6 @@ class Tensor:
         self._ex().retains_grad = True
         self._fn.hooks().retain[self._nr] = weakref.ref(self)
 
-    def register_hook(self, hook) -> RemovableHandle:
-        """``hook(grad) -> None | Tensor`` runs when the gradient for this tensor is computed (backward and
-        autograd.grad), in registration order; a returned tensor replaces the gradient that flows on."""
-        if not self._rg:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        if self._fn is None:
-            ex = self._ex()
-            if ex.leaf_hooks is None:
-                ex.leaf_hooks = {}
-            return add_hook(ex.leaf_hooks, hook)
-        return add_hook(self._fn.hooks().tensor_pre.setdefault(self._nr, {}), hook)
-
-    def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
-        """``hook(tensor) -> None`` runs after backward has accumulated into this leaf's ``.grad``."""
-        if self._fn is not None:
-            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-        if not self._rg:
-            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-        ex = self._ex()
-        if ex.post_hooks is None:
-            ex.post_hooks = {}
-        return add_hook(ex.post_hooks, hook)
-
-    def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; see ``lucid.autograd.backward``."""
-        from .autograd.engine import backward
-        backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
-
     def detach(self) -> "Tensor":
         """A tensor that shares this one's data and version counter and is cut off from the graph (of a view: a
         view without history, so that it keeps seeing and writing its base's memory)."""
@@ -795,4 +760,4 @@ def after_write(st: Storage, bump: bool, regraph: bool = False) -> None:
         _views.refresh(st, regraph, _wrap)
 
 
-__all__ = ["Tensor", "Size", "Storage", "_wrap", "_Hooks", "accumulator", "after_write"]
+__all__ = ["Tensor", "Size", "Storage", "_wrap", "after_write"]

@@ -35,9 +35,10 @@ storage alive (not the base tensor and its graph).
 """
 from __future__ import annotations
 
+import re
 import weakref
 
-from .autograd import grad_mode as gm
+from . import _grad_mode as gm
 
 
 class Storage:
@@ -312,3 +313,69 @@ def leave(t, wrap) -> None:
             vi.base = stand_in
     t._extra.view_of = None
     views.refs = [r for r in views.refs if r() is not t]
+
+
+# ---------------------------------------------------------------------------------------------------- view modes
+_INFERENCE_VIEW_MESSAGE = (
+    "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is "
+    "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "
+    "either both inside the inference_mode block (if you don't want the inplace to be tracked) or both outside (if "
+    "you want the inplace to be tracked).")
+
+
+def _custom_view_error(fn_view) -> None:
+    """An in-place write that would be recorded, into a view that a custom Function returned: the write would
+    replace that Function's backward by the view's, so PyTorch forbids it."""
+    if isinstance(fn_view, str):
+        raise RuntimeError(fn_view)
+    if fn_view is True:
+        first = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        first = f"Output {fn_view[1]} of {fn_view[0]} is a view and is being modified inplace."
+    raise RuntimeError(first + " This view was created inside a custom Function (or because an input was returned "
+                       "as-is) and the autograd logic to handle view+inplace would override the custom backward "
+                       "associated with the custom Function, leading to incorrect gradients. This behavior is "
+                       "forbidden. You can fix this by cloning the output of the custom Function.")
+
+
+_NO_GRAD_VIEW_ADVICE = (
+    " Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both "
+    "the view and the inplace either both inside the {} block (if you don't want the inplace to be tracked) or both "
+    "outside (if you want the inplace to be tracked).")
+
+
+def _check_view_mode(t) -> None:
+    """PyTorch's creation-mode rule for a write with grad mode on: a view taken in no_grad or inference mode, or a
+    view of such a view, may not be written in place when the write would require grad (the tensor or a base it was
+    taken of requires grad), since whether that write belongs in the graph is ambiguous."""
+    rg = t._rg
+    fn_view = t._extra.fn_view
+    if fn_view is not None:  # a custom Function's output or an off-graph unbind piece: their own messages
+        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._rg):
+            _custom_view_error(fn_view)
+        return  # (a recorded Function's view is refused once the write is known to be recorded)
+    cur = t
+    while True:
+        ex = cur._extra
+        view = ex.view_of if ex is not None else None
+        if view is None or view.alias:
+            return
+        base = view.base
+        rg = rg or base._rg
+        if not view.grad:  # taken with grad mode off
+            break
+        cur = base
+    if not rg:
+        return
+    inference = ex.inference_view
+    mode, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
+    action = "in normal mode" if inference else "with grad mode enabled"
+    if cur is t or t._fn is None:
+        if inference:
+            raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
+        first = f"A view was created in {mode} and is being modified inplace {action}."
+    else:
+        name = re.sub(r"Backward\d*$", "", t._fn.name())
+        first = (f"Output {t._nr} of {name} is a view of a view which was created in {mode} and is being modified "
+                 f"inplace {action}.")
+    raise RuntimeError(first + _NO_GRAD_VIEW_ADVICE.format(block))

@@ -29,7 +29,7 @@ from __future__ import annotations
 import mlx.core as mx
 
 from ._tensor import Tensor, _wrap
-from .autograd import grad_mode as gm
+from . import _grad_mode as gm
 from .autograd.function import in_mlx_transform
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",

@@ -15,10 +15,10 @@ from collections.abc import Mapping
 import mlx.core as mx
 
 from .. import _checks
-from .._compile import is_compiling
+from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
-from . import grad_mode as gm
+from .. import _grad_mode as gm
 from .anomaly import _state as _anomaly, apply_checked
 from .graph import AccumulateGrad, GradientEdge, GraphTask, edge_of, running_tasks
 
@@ -213,9 +213,14 @@ def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
     return seeds
 
 
+# lucid's differentiable ``stack`` (a create_graph result is recorded) joins batched gradients. Ops sit above the
+# engine, so lucid.ops.shape puts it here when it is imported.
+stack_op = None
+
+
 def _batched(outputs, seeds_in, edges, retain_graph, create_graph) -> list:
     """``is_grads_batched``: one walk per row of the seeds, results stacked along a new dim 0."""
-    from ..ops.shape import stack
+    stack = stack_op
     if seeds_in is None:
         raise RuntimeError("is_grads_batched=True needs grad_outputs with a leading batch dimension")
     n = None

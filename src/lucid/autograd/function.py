@@ -21,9 +21,10 @@ import mlx.core as mx
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
 from .._views import info_of, into_base
-from . import grad_mode as gm
+from .. import _grad_mode as gm
 from .engine import _conform
-from .graph import FREED_MESSAGE, Dropped, Node, edge_of, node_recorded, read_dropped, running_tasks, watch
+from .graph import (FREED_MESSAGE, Dropped, Node, _version_error, edge_of, node_recorded, read_dropped, running_tasks,
+                    watch)
 
 
 class FunctionCtx(Node):
@@ -67,7 +68,6 @@ class FunctionCtx(Node):
             self._unpack_recomputed()
         for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._st.version != v:
-                from ..ops._core import _version_error
                 _version_error(t, t._st.version, v)
         return tuple(self._saved)
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import mlx.core as mx
 
 from .._tensor import Tensor, _size_str, _wrap
-from . import grad_mode as gm
+from .. import _grad_mode as gm
 from .engine import grad as _engine_grad
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "vhp", "hvp"]
@@ -312,7 +312,7 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
 
 def _jacrev_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """J[i][:] by one backward per element of output i (seeded with the one-hot vectors of its elements)."""
-    from ..ops.shape import stack
+    from .engine import stack_op as stack  # (set by lucid.ops.shape)
     n = out.numel()
     eye = mx.eye(n, dtype=out.dtype).reshape((n,) + tuple(out.shape))
     rows: tuple = tuple([] for _ in inputs)

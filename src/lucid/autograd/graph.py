@@ -8,9 +8,12 @@ node's outputs to the gradients of its inputs (one per edge); the engine (engine
 from __future__ import annotations
 
 import itertools
+import re
 import threading
 import weakref
 from typing import Callable, NamedTuple
+
+from .._tensor import Tensor
 
 FREED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have already "
@@ -18,6 +21,29 @@ FREED_MESSAGE = (
     "Specify retain_graph=True if you need to backward through the graph a second time or if you need to access "
     "saved tensors after calling backward."
 )
+
+
+def _version_error(tensor_or_node, version: int, expected: int):
+    if isinstance(tensor_or_node, Tensor):
+        t = tensor_or_node
+        desc = f"[Tensor {str(t.dtype).replace('mlx.core.', '')} {list(t.shape)}]"
+        fn = t._fn
+        which = "" if fn is None else f", which is output {t._nr} of {_short(fn.name())},"
+    else:
+        node = tensor_or_node
+        shape, dtype = node.output_meta(0)
+        desc = f"[Tensor {str(dtype).replace('mlx.core.', '')} {list(shape)}]"
+        which = f", which is output 0 of {_short(node.name())},"
+    raise RuntimeError(
+        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+        f"{desc}{which} is at version {version}; expected version {expected} instead. Hint: enable anomaly detection "
+        "to find the operation that failed to compute its gradient, with "
+        "lucid.autograd.set_detect_anomaly(True).")
+
+
+def _short(node_name: str) -> str:
+    return re.sub(r"Backward\d*$", "", node_name)
+
 
 
 # ---------------------------------------------------------------------------------------------------- node observers

@@ -34,13 +34,9 @@ from pathlib import Path
 import lucid
 
 from . import figures
-from .recipes.base import Recipe
+from .recipes.base import Recipe, UsageError
 
 INTERRUPTED = 130  # the exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it
-
-
-class UsageError(Exception):
-    """Bad input on the command line: printed without a traceback, exit status 2."""
 
 
 # -------------------------------------------------------------------------------------------------- run files

@@ -26,7 +26,7 @@ from pathlib import Path
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
-from ..autograd.grad_mode import no_grad
+from .._grad_mode import no_grad
 from ..utils.data import distributed as _data
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "

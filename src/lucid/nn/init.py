@@ -14,7 +14,7 @@ import numpy as np
 
 from .._random import next_key
 from .._tensor import Tensor, _wrap
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 
 _LINEAR_FNS = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d")
 

@@ -30,16 +30,15 @@ from __future__ import annotations
 
 import functools
 import inspect
-import re
 import warnings
 
 import mlx.core as mx
 
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
-from ..autograd import grad_mode as gm
-from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, accumulator, node_recorded,
-                              read_dropped, watch as _watch)
+from .. import _grad_mode as gm
+from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, _version_error, accumulator,  # noqa: F401
+                              node_recorded, read_dropped, watch as _watch)  # (_version_error: ops.reduce, decomp_grads)
 from .autocast_policy import POLICY
 
 _state = gm.state
@@ -186,28 +185,6 @@ def _inference_error():
         "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
         "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use "
         "it in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
-
-
-def _version_error(tensor_or_node, version: int, expected: int):
-    if isinstance(tensor_or_node, Tensor):
-        t = tensor_or_node
-        desc = f"[Tensor {str(t.dtype).replace('mlx.core.', '')} {list(t.shape)}]"
-        fn = t._fn
-        which = "" if fn is None else f", which is output {t._nr} of {_short(fn.name())},"
-    else:
-        node = tensor_or_node
-        shape, dtype = node.output_meta(0)
-        desc = f"[Tensor {str(dtype).replace('mlx.core.', '')} {list(shape)}]"
-        which = f", which is output 0 of {_short(node.name())},"
-    raise RuntimeError(
-        f"one of the variables needed for gradient computation has been modified by an inplace operation: "
-        f"{desc}{which} is at version {version}; expected version {expected} instead. Hint: enable anomaly detection "
-        "to find the operation that failed to compute its gradient, with "
-        "lucid.autograd.set_detect_anomaly(True).")
-
-
-def _short(node_name: str) -> str:
-    return re.sub(r"Backward\d*$", "", node_name)
 
 
 # ---------------------------------------------------------------------------------------------------- help()

@@ -498,3 +498,4 @@ def legacy_svd(input, some: bool = True, compute_uv: bool = True) -> legacy_svd_
 
 methods(det=det, slogdet=slogdet, logdet=logdet, inverse=inv, matrix_power=matrix_power, pinverse=pinverse,
         cholesky=legacy_cholesky, cholesky_solve=cholesky_solve, qr=legacy_qr, svd=legacy_svd)
+_reduce._matrix_norm = matrix_norm  # norm(x, "nuc") (reduce cannot import this module: it imports reduce)

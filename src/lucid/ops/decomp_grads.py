@@ -20,7 +20,7 @@ import mlx.core as mx
 
 from .._dtype import broadcast_shapes
 from .._tensor import Tensor, _wrap
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
 from . import _f64
 from ._core import _version_error, defop

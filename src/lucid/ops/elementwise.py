@@ -249,9 +249,17 @@ def where(condition, input=None, other=None):
     """``input`` where ``condition`` holds, else ``other`` (broadcasting). ``where(condition)`` alone gives the
     indices of the nonzero elements, as ``nonzero(as_tuple=True)``."""
     if input is None and other is None:
-        from .index import nonzero
         return nonzero(condition, as_tuple=True)
     return _where(condition, input, other)
+
+
+def nonzero(input, *, as_tuple: bool = False):
+    """Indices of the nonzero elements: an int64 (N, ndim) tensor, or one 1-d tensor per dim with ``as_tuple``.
+    The result's shape depends on the values, so they are read (an evaluation, as in PyTorch's sync)."""
+    a = input._to_numpy() if isinstance(input, Tensor) else np.asarray(input)
+    if as_tuple:
+        return tuple(_wrap(mx.array(i, dtype=mx.int64)) for i in np.nonzero(np.atleast_1d(a)))
+    return _wrap(mx.array(np.argwhere(a), dtype=mx.int64))
 
 
 def _clamp_fwd(a, lo, hi):

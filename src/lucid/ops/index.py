@@ -30,7 +30,7 @@ from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
 from ._core import SAVES_INDEX, data, defop, method_docs, methods
-from .elementwise import where
+from .elementwise import nonzero, where  # (nonzero: re-exported with the indexing functions)
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
 
 
@@ -293,15 +293,6 @@ Tensor.__setitem__ = _setitem
 
 
 # ---------------------------------------------------------------------------------------------------- functions
-def nonzero(input, *, as_tuple: bool = False):
-    """Indices of the nonzero elements: an int64 (N, ndim) tensor, or one 1-d tensor per dim with ``as_tuple``.
-    The result's shape depends on the values, so they are read (an evaluation, as in PyTorch's sync)."""
-    a = input._to_numpy() if isinstance(input, Tensor) else np.asarray(input)
-    if as_tuple:
-        return tuple(_wrap(mx.array(i, dtype=mx.int64)) for i in np.nonzero(np.atleast_1d(a)))
-    return _wrap(mx.array(np.argwhere(a), dtype=mx.int64))
-
-
 def argwhere(input) -> Tensor:
     """The indices of the nonzero elements, one row per element: shape (count, input.ndim)."""
     return nonzero(input)

@@ -23,7 +23,7 @@ from .._dtype import dtype_name
 from .._random import next_key
 from .._threads import tolist
 from .._tensor import Tensor, _wrap
-from ..autograd.grad_mode import no_grad
+from .._grad_mode import no_grad
 from ._core import data, defop, expect_tensor
 from .elementwise import where
 from .index import _scalar_name

@@ -15,7 +15,7 @@ import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
 from ._core import defop, expect_tensor
-from ..autograd.grad_mode import no_grad
+from .._grad_mode import no_grad
 from .elementwise import rsqrt, square
 from .reduce import norm, var_mean
 from .shape import cat

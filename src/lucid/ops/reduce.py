@@ -19,7 +19,7 @@ import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
 from ._core import _version_error, defop, methods
 from .elementwise import abs, eq, exp, maximum, minimum, sign, where
@@ -536,6 +536,10 @@ def _norm_vjp(g, ans, x, p, axes, keepdim):
 _norm = defop("norm", _norm_fwd, vjp=_norm_vjp, save="both", node="LinalgVectorNormBackward0")
 
 
+# lucid.ops.decomp's matrix_norm, for p="nuc"; decomp builds on this module, so it sets this when it is imported.
+_matrix_norm = None
+
+
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None): p = 2 ('fro', the default), 1, inf, -inf, 0 (count of
     nonzeros) or any other number, ``sum(|x|**p) ** (1/p)``."""
@@ -544,8 +548,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     _float_only(input, "linalg.vector_norm: Expected a floating point or complex tensor as input. Got {}")
     if isinstance(p, str):
         if p == "nuc":  # the nuclear norm is a matrix norm: sum of singular values over two dims
-            from .decomp import matrix_norm
-            return matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
+            return _matrix_norm(input, "nuc", dim=(-2, -1) if dim is None else dim, keepdim=keepdim)
         if p != "fro":
             raise RuntimeError(f"norm(): unknown p='{p}': expected a number, 'fro' or 'nuc'")
         p = 2

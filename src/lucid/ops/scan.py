@@ -18,7 +18,7 @@ from collections import namedtuple
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ._core import data, defop, method_docs, methods
 from .elementwise import eq, isnan, logical_and, where
 from .reduce import _integral_to_int64

@@ -22,9 +22,10 @@ import mlx.core as mx
 
 from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
-from ..autograd import grad_mode as gm
-from ..autograd.graph import Node, edge_of
-from ._core import SAVES_INDEX, _short, defop, methods
+from .. import _grad_mode as gm
+from ..autograd import engine as _engine
+from ..autograd.graph import Node, _short, edge_of
+from ._core import SAVES_INDEX, defop, methods
 
 _FULL = slice(None)
 _ALL = (Ellipsis,)  # the basic key that takes (or writes) the whole tensor
@@ -705,3 +706,4 @@ def _reshape_as(input, other) -> Tensor:
 methods(reshape, view_as, flatten, unflatten, squeeze, unsqueeze, transpose, permute, t, movedim, expand, expand_as,
         broadcast_to, repeat, tile, flip, fliplr, flipud, roll, clone, contiguous, narrow, split, chunk, unbind,
         view=reshape, reshape_as=_reshape_as, swapaxes=transpose, swapdims=transpose, moveaxis=movedim)
+_engine.stack_op = stack  # autograd's engine joins batched gradients with it (the engine cannot import ops)

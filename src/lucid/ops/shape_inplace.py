@@ -67,6 +67,7 @@ def _resize_(self, *sizes, memory_format=None) -> Tensor:
 
 
 def _resize_as_(self, other, memory_format=None) -> Tensor:
+    """``resize_(other.shape)``: this tensor takes ``other``'s shape in place."""
     return _resize_(self, other.shape)
 
 

@@ -13,7 +13,7 @@ import math
 
 from .. import _threads
 from .._tensor import Tensor, take_pending_evals
-from ..autograd.grad_mode import enable_grad, no_grad
+from .._grad_mode import enable_grad, no_grad
 from ..ops.shape import cat
 from .optimizer import Optimizer, _float_arg
 

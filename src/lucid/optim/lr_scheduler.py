@@ -14,37 +14,13 @@ from bisect import bisect_right
 from collections import Counter
 from functools import partial
 
+from ._scheduler import (EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer, _format_param,  # noqa: F401
+                         _group_values, _LRScheduler)  # (_LRScheduler: the old public name)
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR"]
-
-EPOCH_DEPRECATION_WARNING = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. Please use "
-    "`scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from None, the closed "
-    "form is used instead of the new chainable form, where available. Please open an issue if you are unable to "
-    "replicate your use case: https://github.com/pytorch/pytorch/issues/new/choose.")
-
-
-def _format_param(name: str, optimizer: Optimizer, param) -> list:
-    """One value per param group: a list of them as given, or one value repeated."""
-    if isinstance(param, (list, tuple)):
-        if len(param) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. {name} has {len(param)} "
-                             f"values, param_groups has {len(optimizer.param_groups)}.")
-        return list(param)
-    return [param] * len(optimizer.param_groups)
-
-
-def _group_values(optimizer: Optimizer, key: str) -> list:
-    return [group[key] for group in optimizer.param_groups]
-
-
-def _check_optimizer(optimizer) -> None:
-    if not isinstance(optimizer, Optimizer):
-        raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
-
 
 def _set_momentum(group: dict, momentum: float, use_beta1: bool) -> None:
     """Cycle the momentum of SGD-like optimizers, or beta1 of Adam-like ones."""
@@ -66,103 +42,6 @@ def _init_momentum_cycle(sched, optimizer: Optimizer, base_momentum, max_momentu
             _set_momentum(group, m_momentum, sched.use_beta1)
             group["max_momentum"] = m_momentum
             group["base_momentum"] = b_momentum
-
-
-class LRScheduler:
-    """Base class of the schedulers: subclasses implement ``get_lr`` (and may override ``step``).
-
-    Args:
-        optimizer: the optimizer whose learning rates this scheduler sets.
-        last_epoch: index of the last epoch; -1 (default) starts the schedule (and records each group's
-            ``initial_lr``); other values resume it and need ``initial_lr`` in every group.
-    """
-
-    _get_lr_called_within_step = False
-    _is_initial = False
-
-    def __init__(self, optimizer: Optimizer, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        if last_epoch == -1:
-            for group in optimizer.param_groups:
-                group.setdefault("initial_lr", group["lr"])
-        else:
-            for i, group in enumerate(optimizer.param_groups):
-                if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming scheduler "
-                                   "with last_epoch >= 0.\nThis typically happens when:\n1. You're trying to resume "
-                                   "training from a checkpoint but haven't properly loaded the optimizer state\n2. "
-                                   "You're using last_epoch >= 0 for a fresh training run (not recommended)")
-        self.base_lrs = _group_values(optimizer, "initial_lr")
-        self.last_epoch = last_epoch
-        self._initial_step()
-
-    def _initial_step(self) -> None:
-        """Count no steps yet and set the rates of epoch 0 (``last_epoch + 1``)."""
-        self._step_count = 0
-        self._is_initial = True
-        try:
-            self.step()
-        finally:
-            self._is_initial = False
-
-    def state_dict(self) -> dict:
-        """Every attribute except the optimizer."""
-        return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        self.__dict__.update(state_dict)
-
-    def get_last_lr(self) -> list:
-        """The learning rates this scheduler set last, one per param group."""
-        return self._last_lr
-
-    def get_lr(self) -> list:
-        """The next learning rate of each param group (called by ``step``)."""
-        raise NotImplementedError
-
-    def _warn_outside_step(self) -> None:
-        if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning, stacklevel=3)
-
-    def step(self, epoch: int | None = None) -> None:
-        """Advance the schedule by one epoch (or jump to ``epoch``, deprecated: closed form where available).
-        Call it after ``optimizer.step()``."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
-                          "later, you should call them in the opposite order: `optimizer.step()` before "
-                          "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first value "
-                          "of the learning rate schedule. See more details at "
-                          "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
-                          stacklevel=2)
-        self._step_count += 1
-        if epoch is not None:
-            warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self._update_lr(epoch)
-
-    def _update_lr(self, epoch: int | None = None) -> None:
-        if epoch is None:
-            self.last_epoch += 1
-            self._set_lrs(self.get_lr)
-        else:
-            self.last_epoch = epoch
-            self._set_lrs(getattr(self, "_get_closed_form_lr", self.get_lr))
-
-    def _set_lrs(self, compute) -> None:
-        """Write the rates ``compute()`` returns into the param groups (``get_lr`` called from here is silent)."""
-        self._get_lr_called_within_step = True
-        try:
-            values = compute()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = _group_values(self.optimizer, "lr")
-
-
-class _LRScheduler(LRScheduler):
-    """Old name of ``LRScheduler``, kept for code that subclasses it."""
 
 
 class _LambdaScheduler(LRScheduler):

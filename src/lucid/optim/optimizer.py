@@ -25,10 +25,10 @@ import numpy as np
 
 from .. import _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
-from .._compile import is_compiling
+from .._grad_mode import is_compiling
 from .._dtype import dtype_name
 from .._tensor import Tensor, _shape_str, _wrap, after_write, take_pending_evals
-from ..autograd.grad_mode import enable_grad, no_grad
+from .._grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 
 __all__ = ["Optimizer", "required"]

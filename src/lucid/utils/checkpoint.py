@@ -21,11 +21,11 @@ import weakref
 
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Storage, Tensor, _wrap
-from ..autograd import grad_mode as gm
+from .. import _grad_mode as gm
 from ..autograd.engine import backward, grad
-from ..autograd.graph import FREED_MESSAGE
 from ..autograd.function import Function, FunctionCtx
-from ..autograd.graph import Dropped as _Dropped, Meta, peek_dropped, pop_observer, push_observer, running_tasks
+from ..autograd.graph import (FREED_MESSAGE, Dropped as _Dropped, Meta, peek_dropped, pop_observer, push_observer,
+                              running_tasks)
 
 _early_stop = [True]
 

@@ -17,7 +17,7 @@ import sys
 from .._creation import rand
 from .._dtype import get_default_dtype
 from .._tensor import Tensor
-from ..autograd.grad_mode import no_grad
+from .._grad_mode import no_grad
 from ..nn.modules.module import Module
 
 _HEADERS = {"input_size": "Input Shape", "output_size": "Output Shape", "num_params": "Param #",

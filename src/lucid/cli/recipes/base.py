@@ -18,6 +18,10 @@ import numpy as np
 import lucid
 
 
+class UsageError(Exception):
+    """Bad input on the command line: printed without a traceback, exit status 2."""
+
+
 class Recipe:
     name = ""            # the model's name on the command line
     summary = ""         # one line for ``lucid models``

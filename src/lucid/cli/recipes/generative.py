@@ -70,7 +70,7 @@ class DigitsGenerator(Recipe):
 
     @staticmethod
     def usage_error(message: str):
-        from ..trainer import UsageError
+        from .base import UsageError
         return UsageError(message)
 
 

@@ -65,7 +65,7 @@ class CharLM(Recipe):
     def encode_prompt(self, prompt: str) -> list[int]:
         unknown = sorted(set(prompt) - set(self.corpus.stoi))
         if unknown:
-            from ..trainer import UsageError
+            from .base import UsageError
             raise UsageError(f"the prompt has characters outside the vocabulary: {unknown}")
         return self.corpus.encode(prompt)
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ... import _creation
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ..._grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter

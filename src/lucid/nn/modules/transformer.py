@@ -15,7 +15,8 @@ from ..._creation import full
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
-from .attention import MultiheadAttention, _canonical_mask, _none_or_dtype
+from ...ops.attention import _canonical_mask, _none_or_dtype
+from .attention import MultiheadAttention
 from .container import ModuleList
 from .dropout import Dropout
 from .linear import Linear

@@ -22,7 +22,7 @@ import mlx.core as mx
 
 from ... import distributed as dist
 from ..._tensor import Tensor, _wrap, after_write
-from ...autograd import grad_mode as gm
+from ... import _grad_mode as gm
 from ..modules.module import Module
 
 _FIRST_BUCKET_BYTES = 1 << 20  # PyTorch's: a small first bucket starts communication early in the backward

@@ -9,7 +9,7 @@ import mlx.core as mx
 
 from ..._tensor import Tensor, _wrap
 from ..._threads import item
-from ...autograd import grad_mode as gm
+from ... import _grad_mode as gm
 
 _Tensors = Tensor | Iterable[Tensor]
 

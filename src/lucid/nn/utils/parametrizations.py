@@ -6,7 +6,7 @@ spectral_norm. (The older hook form, ``weight_g``/``weight_orig``, is ``lucid.nn
 from __future__ import annotations
 
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ..._grad_mode import no_grad
 from ...ops.linalg import mv
 from ...ops.norm import normalize
 from ..modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d

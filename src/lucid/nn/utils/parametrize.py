@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from contextlib import contextmanager
 
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ..._grad_mode import no_grad
 from ..modules.container import ModuleDict, ModuleList
 from ..modules.module import Module
 from ..parameter import Parameter

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..._creation import randn
 from ..._tensor import Tensor
-from ...autograd.grad_mode import no_grad
+from ..._grad_mode import no_grad
 from ...ops.elementwise import sqrt
 from ...ops.linalg import mv
 from ...ops.reduce import norm

@@ -7,7 +7,7 @@ import inspect
 import threading
 import warnings
 
-from .._threads import adopt_thread
+from ._threads import adopt_thread
 
 
 class _State(threading.local):
@@ -32,6 +32,12 @@ def is_grad_enabled() -> bool:
 def is_inference_mode_enabled() -> bool:
     """True inside ``inference_mode()`` in this thread."""
     return state.inference
+
+
+def is_compiling() -> bool:
+    """True while lucid.compile traces a function in this thread (optimizers skip their per-step ``mx.eval``
+    then)."""
+    return state.compiling
 
 
 class _Mode:
