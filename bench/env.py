@@ -1,10 +1,9 @@
 """The benchmark environment: a fast BLAS loaded before MLX, and a description of what ran.
 
-Importing this module (every bench entry point does, before ``import mlx.core``) puts Debian's OpenBLAS in the
-global symbol scope on Linux, so that the ``mlx[cpu]`` wheel's BLAS calls bind to it instead of the bundled
-reference BLAS (30-40x slower matmuls). Install it with ``apt-get install libopenblas0-pthread``. If MLX was
-imported earlier in the process (a test session), loading it here changes nothing, and ``blas_in_use`` says so
-honestly.
+Importing this module (every bench entry point does, before ``import mlx.core``) imports lucid first, which loads
+Debian's OpenBLAS on Linux before MLX binds its BLAS calls (``lucid/_blas.py``: the ``mlx[cpu]`` wheel otherwise
+uses its bundled reference BLAS, 30-40x slower matmuls). Install it with ``apt-get install libopenblas0-pthread``.
+If MLX was imported earlier in the process (a test session), ``blas_in_use`` says so honestly.
 
 It also sets ``OMP_WAIT_POLICY=PASSIVE`` (unless already set) before PyTorch can load: PyTorch's OpenMP threads
 otherwise spin for a while after each op, and on a small machine they steal the cores from the MLX/OpenBLAS
@@ -13,47 +12,17 @@ PyTorch MLP step in one process with MLX, and noise in every other column.
 """
 from __future__ import annotations
 
-import ctypes
 import datetime
 import os
 import platform
-import re
-import sys
 import time
 
-
-def _load_openblas() -> str | None:
-    """Put Debian's OpenBLAS in the global symbol scope before MLX loads, so MLX's BLAS calls bind to it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    libdir = f"/usr/lib/{platform.machine()}-linux-gnu"
-    for path in (f"{libdir}/openblas-pthread/libopenblas.so.0", f"{libdir}/libopenblas.so.0"):
-        if os.path.exists(path):
-            try:
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-                return path
-            except OSError:
-                pass
-    return None
-
-
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-OPENBLAS = _load_openblas()
 
-import mlx.core as mx  # noqa: E402  (after the BLAS is loaded, so MLX binds to it)
+import lucid  # noqa: E402  (first: it loads the fast BLAS before mlx.core)
+import mlx.core as mx  # noqa: E402
 
-
-def blas_in_use() -> str:
-    if sys.platform == "darwin":
-        return "Accelerate (macOS CPU; on the GPU MLX uses its own Metal kernels)"
-    try:
-        with open("/proc/self/maps") as f:
-            maps = f.read()
-    except OSError:
-        maps = ""
-    if re.search(r"/libopenblas[^/\s]*\.so", maps):  # not numpy's own libscipy_openblas
-        return f"OpenBLAS ({OPENBLAS or 'preloaded'})"
-    return "reference BLAS bundled with mlx[cpu] (apt-get install libopenblas0-pthread for a fast one)"
+blas_in_use = lucid._blas.describe
 
 
 def matmul_gflops(n: int = 512, repeats: int = 5) -> float:
@@ -91,7 +60,6 @@ def _memory_gib() -> str:
 
 def describe() -> dict:
     """What ran where: the lines every report starts with."""
-    import lucid
     try:
         import torch
         torch_version = f"{torch.__version__} ({torch.get_num_threads()} threads)"

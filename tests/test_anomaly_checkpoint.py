@@ -55,12 +55,58 @@ def block(h):
 def test_checkpoint_gives_same_gradients(reentrant):
     x = leaf(3, 4)
     w = leaf(4, seed=1)
-    y = checkpoint(lambda a, b: block(a * b), x, w, use_reentrant=reentrant)
-    gx, gw = lucid.autograd.grad(y.sum(), [x, w])
-    ex, ew = lucid.autograd.grad(block(x * w).sum(), [x, w])
-    assert gx.tolist() == ex.tolist() and gw.tolist() == ew.tolist()
-    assert gradcheck(lambda a: checkpoint(block, a, use_reentrant=reentrant), (leaf(2, 3),))
-    assert gradgradcheck(lambda a: checkpoint(block, a, use_reentrant=reentrant), (leaf(2, 3),))
+    checkpoint(lambda a, b: block(a * b), x, w, use_reentrant=reentrant).sum().backward()
+    gx, gw = x.grad, w.grad
+    x.grad = w.grad = None
+    block(x * w).sum().backward()
+    assert gx.tolist() == x.grad.tolist() and gw.tolist() == w.grad.tolist()
+
+
+def test_non_reentrant_checkpoint_passes_gradcheck_and_gradgradcheck():
+    assert gradcheck(lambda a: checkpoint(block, a, use_reentrant=False), (leaf(2, 3),))
+    assert gradgradcheck(lambda a: checkpoint(block, a, use_reentrant=False), (leaf(2, 3),))
+
+
+def test_reentrant_checkpoint_refuses_grad_and_backward_inputs():
+    # PyTorch's rule: the reentrant variant's node runs a full nested backward, so only a full backward may reach it
+    x = leaf(2, 2)
+    with pytest.raises(RuntimeError, match="torch.utils.checkpoint is incompatible with .grad()"):
+        lucid.autograd.grad(checkpoint(lucid.exp, x, use_reentrant=True).sum(), x)
+    with pytest.raises(RuntimeError, match="use_reentrant=False"):
+        checkpoint(lucid.exp, x, use_reentrant=True).sum().backward(inputs=[x])
+    checkpoint(lucid.exp, x, use_reentrant=True).sum().backward()  # the refusal left nothing behind
+    assert x.grad.tolist() == x.exp().tolist()
+
+
+def test_reentrant_checkpoint_gives_closed_over_parameters_gradients():
+    lin = lucid.nn.Linear(3, 2)
+    x = lucid.randn(4, 3, requires_grad=True)
+    checkpoint(lin, x, use_reentrant=True).tanh().sum().backward()
+    got = lin.weight.grad, lin.bias.grad, x.grad
+    lin.zero_grad(set_to_none=True)
+    x.grad = None
+    lin(x).tanh().sum().backward()
+    for g, e in zip(got, (lin.weight.grad, lin.bias.grad, x.grad)):
+        assert g is not None and mx.allclose(g._st.data, e._st.data).item()
+
+
+def test_nested_reentrant_checkpoints_give_the_same_gradients():
+    x = leaf(2, 3)
+    inner = lambda b: (b * b).exp()  # noqa: E731
+    checkpoint(lambda a: checkpoint(inner, a, use_reentrant=True).sin(), x, use_reentrant=True).sum().backward()
+    got, x.grad = x.grad, None
+    inner(x).sin().sum().backward()
+    assert mx.allclose(got._st.data, x.grad._st.data).item()
+
+
+def test_reentrant_checkpoint_double_backward_with_create_graph():
+    # lucid's extension: backward(create_graph=True) through a reentrant segment gives a differentiable .grad
+    x = leaf(2, 3)
+    checkpoint(block, x, use_reentrant=True).sum().backward(create_graph=True)
+    got = lucid.autograd.grad(x.grad.sum(), x)
+    y = x.detach().requires_grad_()
+    (e,) = lucid.autograd.grad(block(y).sum(), [y], create_graph=True)
+    assert mx.allclose(got._st.data, lucid.autograd.grad(e.sum(), y)._st.data).item()
 
 
 @pytest.mark.parametrize("reentrant", [True, False])

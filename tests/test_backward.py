@@ -27,8 +27,9 @@ def test_implicit_seed_rejected_for_non_scalar():
 
 def test_grad_tensors_shape_must_match_exactly():
     x = t([1.0, 2.0, 3.0])
-    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of \[1, 3\] and "
-                                           r"output\[0\] has a shape of \[3\]"):
+    # shapes print as PyTorch's torch.Size does in this message
+    with pytest.raises(RuntimeError, match=r"Mismatch in shape: grad_output\[0\] has a shape of lucid\.Size\(\[1, 3\]\) "
+                                           r"and output\[0\] has a shape of lucid\.Size\(\[3\]\)"):
         backward(x * 2, lucid.ones(1, 3))
     assert x.grad is None
 

@@ -123,7 +123,7 @@ def test_lucid_run_command(tmp_path, capsys):
     assert main(["run", str(script), "3"]) == 3
     assert main(["run", str(tmp_path / "missing.py")]) == 2
     assert "no such script" in capsys.readouterr().err
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src"), "LUCID_OPENBLAS": "0"}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1] / "src")}
     done = subprocess.run([sys.executable, "-m", "lucid", "run", str(script), "0"], capture_output=True, text=True,
                           env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[2.0, 4.0] ['0']", done.stderr

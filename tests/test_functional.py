@@ -263,11 +263,13 @@ def test_vjp_v_none_message():
 
 
 def test_v_invalid_size_messages():
-    with pytest.raises(RuntimeError, match=r"^v has invalid size: should be \[2\] but got \[3\].$"):
+    size = r"lucid\.Size\(\[{}\]\)"  # as PyTorch's torch.Size prints
+    bad = r"v has invalid size: should be {} but got {}\.$".format(size.format(2), size.format(3))
+    with pytest.raises(RuntimeError, match="^" + bad):
         AF.vjp(lambda a: a * 2, leaf(2), t64([1.0, 2.0, 3.0]))
-    with pytest.raises(RuntimeError, match=r"^v has invalid size: should be \[2\] but got \[3\].$"):
+    with pytest.raises(RuntimeError, match="^" + bad):
         AF.jvp(lambda a: a * 2, leaf(2), t64([1.0, 2.0, 3.0]))
-    with pytest.raises(RuntimeError, match=r"^Entry 1 in v has invalid size: should be \[2\] but got \[3\].$"):
+    with pytest.raises(RuntimeError, match="^Entry 1 in " + bad):
         AF.hvp(lambda a, b: (a * b).sum(), (leaf(2), leaf(2)), (t64([1.0, 2.0]), t64([1.0, 2.0, 3.0])))
     with pytest.raises(RuntimeError, match="^v is a tuple of invalid length: should be 2 but got 1.$"):
         AF.vhp(lambda a, b: (a * b).sum(), (leaf(2), leaf(2)), (t64([1.0, 2.0]),))

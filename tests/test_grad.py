@@ -193,3 +193,11 @@ def test_grad_fills_retain_grad_non_leaves():
     h.retain_grad()
     grad(h * h, x)
     assert h.grad.item() == 12.0
+
+
+def test_is_grads_batched_shape_mismatch_names_the_per_sample_shape():
+    # PyTorch shows grad_output's shape without its batch dim, as a Size
+    x = lucid.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"grad_output\[0\] has a shape of lucid\.Size\(\[4\]\) and output\[0\] "
+                                           r"has a shape of lucid\.Size\(\[3\]\)"):
+        lucid.autograd.grad(x * 2, x, lucid.ones(2, 4), is_grads_batched=True)

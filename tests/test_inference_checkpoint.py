@@ -4,6 +4,7 @@ import collections
 import weakref
 from itertools import product
 
+import mlx.core as mx
 import pytest
 
 import lucid
@@ -300,3 +301,88 @@ def test_checkpoint_warns_when_use_reentrant_is_not_passed():
 def test_reentrant_checkpoint_refuses_keyword_arguments():
     with pytest.raises(ValueError, match="Unexpected keyword arguments: k"):
         checkpoint(lambda a, k=1: a * k, lucid.ones(1), k=2, use_reentrant=True)
+
+
+def test_non_reentrant_checkpoint_saved_value_read_outside_backward_recomputes_each_time():
+    calls = [0]
+
+    def f(a):
+        calls[0] += 1
+        return (a * a).exp()
+
+    x = lucid.randn(4, requires_grad=True)
+    y = checkpoint(f, x, use_reentrant=False)
+    assert calls[0] == 1
+    assert y.grad_fn._saved_result.tolist() == y.tolist()  # recomputed for this read, then dropped again
+    assert calls[0] == 2
+    y.grad_fn._saved_result
+    assert calls[0] == 3
+    y.sum().backward()
+    assert calls[0] == 4
+    with pytest.raises(RuntimeError, match="directly access saved tensors after they have already been freed"):
+        y.grad_fn._saved_result
+
+
+class _SavesIntermediates(lucid.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        w = a * b
+        ctx.save_for_backward(a, b, w)
+        return w * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b, w = ctx.saved_tensors
+        return 2 * g * b, 2 * g * a
+
+
+def test_non_reentrant_checkpoint_drops_and_recomputes_custom_function_saved_tensors():
+    x, y = lucid.randn(3, requires_grad=True), lucid.randn(3, requires_grad=True)
+    out = checkpoint(lambda a, b: _SavesIntermediates.apply(a.sin(), b.cos()), x, y, use_reentrant=False)
+    ctx = out.grad_fn
+    assert ctx.saved_tensors[2].tolist() == (x.sin() * y.cos()).tolist()  # read outside backward: recomputed
+    out.sum().backward()
+    assert mx.allclose(x.grad._st.data, (2 * y.cos() * x.cos())._st.data).item()
+    assert mx.allclose(y.grad._st.data, (-2 * x.sin() * y.sin())._st.data).item()
+
+
+def test_checkpointed_custom_function_may_read_saved_tensors_once_per_backward():
+    class ReadsTwice(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            ctx.saved_tensors
+            ctx.saved_tensors  # PyTorch frees a recomputed value when it is unpacked
+            return g * 2
+
+    x = lucid.randn(3, requires_grad=True)
+    with pytest.raises(RuntimeError, match="Unpack is being triggered for a tensor that was already unpacked once"):
+        checkpoint(lambda a: ReadsTwice.apply(a.exp()), x, use_reentrant=False).sum().backward()
+    ReadsTwice.apply(x.exp()).sum().backward()  # outside a checkpoint, reading twice is fine
+
+
+def test_view_of_inference_tensor_is_not_an_autograd_view():
+    with lucid.inference_mode():
+        c = lucid.ones(1, 2, 3)
+    out = c.view(-1)
+    assert lucid.is_inference(out) and not out.requires_grad
+    assert not out._is_view() and out._base is None  # as PyTorch: views of inference tensors are not tracked
+
+
+@pytest.mark.parametrize("write", [lambda a: a.add_(2), lambda a: a.transpose_(0, 1)])
+def test_inference_view_grad_fn_refused_after_base_written_in_normal_mode(write):
+    for requires_grad in (True, False):
+        a = lucid.ones(1, 2, 3, requires_grad=requires_grad).clone()
+        with lucid.inference_mode():
+            v = a.view(-1)
+        write(a)
+        if requires_grad:
+            with pytest.raises(RuntimeError, match="A view was created in inference mode and its base or another "
+                                                   "view of its base has been modified inplace in normal mode"):
+                v.grad_fn
+        else:
+            assert v.grad_fn is None

@@ -200,7 +200,7 @@ def test_update_rule_matches_reference(name, kw):
     params, ref, _ = _run(name, kw)
     for p, r in zip(params, ref):
         assert p.dtype == mx.float64
-        np.testing.assert_allclose(np.array(p), r, rtol=1e-9, atol=1e-11)
+        np.testing.assert_allclose(np.array(p.detach()), r, rtol=1e-9, atol=1e-11)
 
 
 @pytest.mark.parametrize("name", ALL)
@@ -209,7 +209,7 @@ def test_float32_parameters_stay_float32(name):
     params, ref, opt = _run(name, kw, steps=4, dtype=np.float32)
     for p, r in zip(params, ref):
         assert p.dtype == mx.float32
-        np.testing.assert_allclose(np.array(p), r, rtol=2e-5, atol=2e-6)
+        np.testing.assert_allclose(np.array(p.detach()), r, rtol=2e-5, atol=2e-6)
     for value in opt.state[params[0]].values():
         assert value.dtype == mx.float32  # moments in the parameter's dtype, step counters always float32
 
@@ -233,7 +233,7 @@ def test_parameter_without_grad_is_skipped_and_gets_no_state():
     a.grad = lucid.ones(2)
     opt.step()
     assert b not in opt.state and a in opt.state
-    assert np.array(b).tolist() == [1.0, 1.0] and b._version == 0
+    assert np.array(b.detach()).tolist() == [1.0, 1.0] and b._version == 0
     assert a._version == 1
 
 
@@ -243,7 +243,7 @@ def test_sgd_without_momentum_keeps_no_state():
     p.grad = lucid.ones(2)
     opt.step()
     assert opt.state_dict()["state"] == {}
-    np.testing.assert_allclose(np.array(p), [0.5, 0.5])
+    np.testing.assert_allclose(np.array(p.detach()), [0.5, 0.5])
 
 
 def test_adagrad_state_exists_from_construction():
@@ -367,8 +367,8 @@ def test_per_group_options():
         opt.step()
         ra = ref_sgd(ra, np.ones(2), sa, lr=0.1)
         rb = ref_sgd(rb, np.ones(2), sb, lr=0.5, momentum=0.9)
-    np.testing.assert_allclose(np.array(a), ra, rtol=1e-6)
-    np.testing.assert_allclose(np.array(b), rb, rtol=1e-6)
+    np.testing.assert_allclose(np.array(a.detach()), ra, rtol=1e-6)
+    np.testing.assert_allclose(np.array(b.detach()), rb, rtol=1e-6)
     assert a not in opt.state and b in opt.state
 
 
@@ -469,7 +469,7 @@ def test_closure_runs_with_grad_enabled_and_its_loss_is_returned():
     with lucid.no_grad():
         loss = opt.step(closure)
     assert seen == [True] and loss.item() == 9.0
-    np.testing.assert_allclose(np.array(w), [1.5])
+    np.testing.assert_allclose(np.array(w.detach()), [1.5])
 
 
 def test_repr_lists_group_options():
@@ -513,7 +513,7 @@ def test_torch_style_subclass_overriding_step(monkeypatch):
     for _ in range(2):
         p.grad = lucid.tensor([2.0, -3.0])
         opt.step()
-    np.testing.assert_allclose(np.array(p), [0.8, -0.8])
+    np.testing.assert_allclose(np.array(p.detach()), [0.8, -0.8])
     assert calls == [1, 1] and opt.state_dict()["state"] == {0: {"n": 2}}
     # its in-place writes are evaluated once per step, as the built-in optimizers' updates are
     assert len(evaluated) == 2 and evaluated[-1][0] is p._st.data
@@ -551,7 +551,7 @@ def test_state_dict_round_trip_continues_identically(name, kw):
         np.testing.assert_array_equal(np.array(saved["state"][0][key]), value)
     train(params_a, opt_a, range(3, 6))
     for pa, pb in zip(params_a, params_b):
-        np.testing.assert_array_equal(np.array(pa), np.array(pb))
+        np.testing.assert_array_equal(np.array(pa.detach()), np.array(pb.detach()))
     if "step" in before:
         assert opt_b.state[params_b[0]]["step"].item() == opt_a.state[params_a[0]]["step"].item() == 6.0
 
@@ -648,7 +648,7 @@ def test_matches_pytorch(name, kw):
         lopt.step()
         topt.step()
     for a, b in zip(lp, tp):
-        np.testing.assert_allclose(np.array(a), b.detach().numpy(), rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(np.array(a.detach()), b.detach().numpy(), rtol=1e-6, atol=1e-7)
     lsd, tsd = lopt.state_dict(), topt.state_dict()
     assert set(lsd["param_groups"][0]) == set(tsd["param_groups"][0])
     assert lsd["state"].keys() == tsd["state"].keys()
@@ -678,7 +678,7 @@ def test_loads_a_pytorch_state_dict(name, kw):
         tp.grad, lp.grad = torch.tensor(g), lucid.tensor(g)
         topt.step()
         lopt.step()
-    np.testing.assert_allclose(np.array(lp), tp.detach().numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(np.array(lp.detach()), tp.detach().numpy(), rtol=1e-6, atol=1e-7)
 
 
 def test_state_dict_survives_lucid_save_and_load(tmp_path):
@@ -688,7 +688,7 @@ def test_state_dict_survives_lucid_save_and_load(tmp_path):
         p.grad = p.detach() * 2
         opt.step()
     lucid.save(opt.state_dict(), tmp_path / "opt.safetensors")
-    q = lucid.tensor(np.array(p), requires_grad=True)
+    q = lucid.tensor(np.array(p.detach()), requires_grad=True)
     opt2 = optim.NAdam([q])
     opt2.load_state_dict(lucid.load(tmp_path / "opt.safetensors"))
     assert opt2.param_groups[0]["lr"] == 0.1 and opt2.param_groups[0]["betas"] == (0.9, 0.999)
@@ -696,4 +696,4 @@ def test_state_dict_survives_lucid_save_and_load(tmp_path):
         p.grad, q.grad = p.detach() * 2, q.detach() * 2
         opt.step()
         opt2.step()
-    np.testing.assert_array_equal(np.array(p), np.array(q))
+    np.testing.assert_array_equal(np.array(p.detach()), np.array(q.detach()))

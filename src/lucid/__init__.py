@@ -1,5 +1,7 @@
 """lucid: PyTorch-style autograd on MLX arrays."""
-import math as _math
+from . import _blas
+_blas.load()  # first: a fast BLAS must be in the process before mlx.core binds its BLAS calls (Linux)
+import math as _math  # noqa: E402
 from . import autograd  # first: autograd.engine imports _tensor, which needs autograd.grad_mode
 from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
@@ -35,11 +37,14 @@ from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402
 from . import datasets  # noqa: E402
 from . import distributed  # noqa: E402
+from . import amp  # noqa: E402
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)
 from .viz import summary  # noqa: E402
+from ._info import show_config  # noqa: E402
 
 dtype = _dtype.Dtype
 

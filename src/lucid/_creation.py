@@ -142,10 +142,12 @@ def _factory(make, size, dtype, device, requires_grad, default=None):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """A tensor of ``size`` filled with 0 (``size`` as separate ints or one sequence)."""
     return _factory(mx.zeros, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
+    """A tensor of ``size`` filled with 1 (``size`` as separate ints or one sequence)."""
     return _factory(mx.ones, size, dtype, device, requires_grad)
 
 
@@ -155,6 +157,7 @@ def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None)
 
 
 def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """A tensor of ``size`` filled with ``fill_value`` (dtype inferred from it unless given)."""
     if dtype is None:
         dtype = mx.bool_ if isinstance(fill_value, bool) else (
             mx.int64 if isinstance(fill_value, builtins.int) else None)
@@ -163,6 +166,7 @@ def full(size, fill_value, dtype=None, device=None, requires_grad: bool = False)
 
 
 def eye(n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """The ``n`` x ``m`` identity matrix (``m`` defaults to ``n``)."""
     m = n if m is None else m
     for name, v in (("n", n), ("m", m)):
         if v < 0:
@@ -197,12 +201,14 @@ def _check_steps(steps: int) -> int:
 
 
 def linspace(start, end, steps: int, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``steps`` evenly spaced values from ``start`` to ``end``, both included."""
     return _factory(lambda s, d: mx.array(np.linspace(start, end, *s), dtype=d), (_check_steps(steps),), dtype,
                     device, requires_grad)
 
 
 def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None,
              requires_grad: bool = False) -> Tensor:
+    """``steps`` values ``base ** x`` for x evenly spaced from ``start`` to ``end``."""
     return _factory(lambda s, d: mx.array(np.logspace(start, end, *s, base=base), dtype=d), (_check_steps(steps),),
                     dtype, device, requires_grad)
 
@@ -242,6 +248,7 @@ def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: b
 
 
 def randperm(n: int, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
+    """A random permutation of ``0 .. n-1`` (int64)."""
     return _factory(lambda s, d: mx.argsort(mx.random.uniform(shape=s, key=_key(generator))).astype(d), (n,), dtype,
                     device, requires_grad, default=mx.int64)
 
@@ -261,29 +268,36 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
 
 
 def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Zeros of ``input``'s shape (and dtype, unless given)."""
     return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Ones of ``input``'s shape (and dtype, unless given)."""
     return ones(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """An uninitialized tensor of ``input``'s shape (lucid fills it with zeros)."""
     return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """``fill_value`` in ``input``'s shape (and dtype, unless given)."""
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Uniform [0, 1) samples of ``input``'s shape."""
     return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Standard normal samples of ``input``'s shape."""
     return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
 def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+    """Random integers in [low, high) of ``input``'s shape (``randint_like(input, high)`` takes low = 0)."""
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
                    requires_grad=requires_grad)

@@ -227,6 +227,7 @@ def check_device(dev, dtype) -> device:
 
 
 def get_default_device() -> device:
+    """The device new tensors are made on (``set_default_device`` changes it)."""
     return device("cpu" if mx.default_device().type == mx.cpu else "gpu")
 
 

@@ -42,6 +42,7 @@ def get_rng_state():
 
 
 def set_rng_state(state) -> None:
+    """Restore the global random state saved by ``get_rng_state``."""
     key = state.mlx if hasattr(state, "mlx") else mx.array(state)
     with lock:
         _key[0] = key

@@ -149,6 +149,11 @@ def _shape_str(shape) -> str:
     return str(list(shape))
 
 
+def _size_str(shape) -> str:
+    """A shape as PyTorch prints it where its message shows a ``torch.Size`` (here ``lucid.Size([2, 3])``)."""
+    return repr(Size(shape))
+
+
 class Tensor:
     """A multi-dimensional array with autograd, backed by an ``mlx.core.array`` (``t.mlx``)."""
 
@@ -175,6 +180,7 @@ class Tensor:
         return Size(self._st.data.shape)
 
     def size(self, dim: int | None = None):
+        """The shape as a ``lucid.Size``, or the size of dimension ``dim``."""
         s = self._st.data.shape
         return Size(s) if dim is None else s[dim]
 
@@ -183,11 +189,13 @@ class Tensor:
         return self._st.data.ndim
 
     def dim(self) -> int:
+        """The number of dimensions (``ndim``); ``ndimension()`` is the same."""
         return self._st.data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
+        """The number of elements; ``nelement()`` is the same."""
         return self._st.data.size
 
     nelement = numel
@@ -205,12 +213,15 @@ class Tensor:
         return False
 
     def is_floating_point(self) -> bool:
+        """True for float16/32/64 and bfloat16 tensors."""
         return _dtype.is_floating(self.dtype)
 
     def is_complex(self) -> bool:
+        """True for complex tensors."""
         return _dtype.is_complex(self.dtype)
 
     def element_size(self) -> int:
+        """Bytes per element."""
         return self._st.data.itemsize
 
     def __len__(self):
@@ -225,6 +236,8 @@ class Tensor:
         return (self[i] for i in range(len(self)))
 
     def numpy(self) -> np.ndarray:
+        """The values as a numpy array (evaluates the lazy MLX graph). A tensor that requires grad must be
+        ``detach()``-ed first, as in PyTorch."""
         if self._rg and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._to_numpy()
@@ -287,9 +300,11 @@ class Tensor:
         return new
 
     def tolist(self):
+        """The values as nested Python lists (a number for a 0-d tensor)."""
         return _threads.tolist(self._values())
 
     def item(self):
+        """The value of a one-element tensor as a Python number."""
         if self._st.data.size != 1:
             raise RuntimeError(f"a Tensor with {self._st.data.size} elements cannot be converted to Scalar")
         return _threads.item(self._values())
@@ -358,6 +373,7 @@ class Tensor:
         self._set_requires_grad(flag, "only Tensors of floating point and complex dtype can require gradients")
 
     def requires_grad_(self, requires_grad: bool = True) -> "Tensor":
+        """Set ``requires_grad`` in place (leaf tensors of floating dtype only); returns ``self``."""
         self._set_requires_grad(requires_grad, "only Tensors of floating point dtype can require gradients")
         return self
 
@@ -388,6 +404,14 @@ class Tensor:
 
     @property
     def grad_fn(self):
+        ex = self._extra
+        if ex is not None and ex.inference_view == _views.REBASED_INFERENCE_VIEW:
+            raise RuntimeError(
+                "A view was created in inference mode and its base or another view of its base has been modified "
+                "inplace in normal mode. Given that this use case is ambiguous and error-prone, it is forbidden. You "
+                "can clarify your code by moving both the view and the inplace either both inside the inference_mode "
+                "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
+                "tracked).")
         return self._fn
 
     @property
@@ -491,6 +515,7 @@ class Tensor:
         return t
 
     def detach_(self) -> "Tensor":
+        """Detach ``self`` from the graph in place: it becomes a leaf that does not require grad."""
         if self._is_view():
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are using "
                                "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as "
@@ -532,15 +557,18 @@ class Tensor:
                     info.base = stand_in
 
     def _is_view(self) -> bool:
+        """Whether autograd tracks this tensor as a view. An inference tensor never is, as in PyTorch (lucid still
+        keeps a view of one in step with its base's writes)."""
         info = info_of(self)
-        return info is not None and not info.alias
+        return info is not None and not info.alias and not self._extra.inference
 
     @property
     def _base(self):
         """The tensor this view was taken of (the first one that is no view); None for a tensor that is no view."""
-        return _views.root_tensor(self)
+        return _views.root_tensor(self) if self._is_view() else None
 
     def is_inference(self) -> bool:
+        """True for a tensor made in ``inference_mode``."""
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place
@@ -621,7 +649,7 @@ class Tensor:
         st.data = new._st.data
         if ex is None or not ex.data_alias:
             st.version += 1
-        _views.shape_changed(self, compute, inverse)
+        _views.shape_changed(self, compute, inverse, recording and self._rg)
         if not recording:
             evaluate_later(self, write=True)
         elif new._fn is not None:

@@ -164,12 +164,19 @@ def write_through(root_data, steps, new, wrap):
     return write_into(wrap(root_data), steps, new)._st.data
 
 
+# Tensor._extra.inference_view of a view taken in inference mode whose base (or another view of it) was then
+# written with grad recording: its history is ambiguous, and PyTorch refuses to give its grad_fn
+REBASED_INFERENCE_VIEW = 2
+
+
 def refresh(st: Storage, regraph: bool, wrap) -> None:
     """``st`` was just written: give each live view of it its new value, and with ``regraph`` (the write changed
     the history of the tensor written) its new grad_fn."""
     for v in st.views.prune():
         info = v._extra.view_of
         base = info.base
+        if regraph and v._extra.inference_view and base._rg:
+            v._extra.inference_view = REBASED_INFERENCE_VIEW  # PyTorch refuses its grad_fn from now on
         if regraph and info.grad and (base._rg or v._fn is not None):
             r = from_base(info, base)  # recorded: the view's history now goes through the base's new one
             rebind_grad_fn(v, r._fn, r._nr, r._rg)
@@ -247,12 +254,13 @@ def root_tensor(t):
         info = b
 
 
-def shape_changed(t, compute, inverse) -> None:
+def shape_changed(t, compute, inverse, recorded: bool) -> None:
     """``t`` (a root, a view or an alias) has just taken the shape of ``compute(old)`` in place, its values
     unchanged; ``inverse`` undoes ``compute``. A view's path from its root gets the step ``(compute, write back
     through inverse)``. The views taken of ``t`` before (and views of those) keep their shape and place, as in
     PyTorch, where only ``t``'s strides change: their paths go through ``t``'s new path, then back through
-    ``inverse``, then on as before, so that each view's path still starts with its base's."""
+    ``inverse``, then on as before, so that each view's path still starts with its base's. ``recorded``: the change
+    was recorded in ``t``'s history (then a view taken of it in inference mode has an ambiguous one)."""
     info = info_of(t)
     if info is None:  # t's storage is a root: every view of it derives from the reshaped data
         root, path, depth, family = t._st, (), 0, None
@@ -270,6 +278,8 @@ def shape_changed(t, compute, inverse) -> None:
                 continue
             family.add(id(v))
         vi.steps = path + back + vi.steps[depth:]
+        if recorded and v._extra.inference_view:
+            v._extra.inference_view = REBASED_INFERENCE_VIEW
 
 
 def leave(t, wrap) -> None:

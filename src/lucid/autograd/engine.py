@@ -16,7 +16,7 @@ import mlx.core as mx
 
 from .. import _checks
 from .._compile import is_compiling
-from .._tensor import Tensor, _shape_str, _wrap, after_write, backward_starting, evaluate_later
+from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
 from . import grad_mode as gm
 from .anomaly import _state as _anomaly, apply_checked
@@ -198,8 +198,8 @@ def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
         elif isinstance(g, Tensor):
             ga = g._st.data
             if ga.shape != a.shape:
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_shape_str(ga.shape)} and "
-                                   f"output[{i}] has a shape of {_shape_str(a.shape)}.")
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_size_str(ga.shape)} and "
+                                   f"output[{i}] has a shape of {_size_str(a.shape)}.")
             if is_complex(ga.dtype) != is_complex(a.dtype):
                 raise RuntimeError(
                     "For complex Tensors, both grad_output and output are required to have the same dtype. Mismatch "
@@ -225,8 +225,8 @@ def _batched(outputs, seeds_in, edges, retain_graph, create_graph) -> list:
             raise RuntimeError(
                 "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
                 "dimension. The sizes of the remaining dimensions are expected to match the shape of corresponding "
-                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {_shape_str(gs)} and "
-                f"output[{i}] has a shape of {_shape_str(os_)}. If you only want some tensors in `grad_output` to be "
+                f"output, but a mismatch was detected: grad_output[{i}] has a shape of {_size_str(gs[1:])} and "
+                f"output[{i}] has a shape of {_size_str(os_)}. If you only want some tensors in `grad_output` to be "
                 "considered batched, consider using vmap.")
         n = gs[0]
     if n == 0:  # an empty batch: empty results of shape (0, *input.shape)
@@ -340,8 +340,9 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     for (node, nr), seed in pairs:
         _add_to(buffers, node, nr, seed)
 
-    mode_before = gm.state.grad
+    mode_before, autocast_before = gm.state.grad, gm.state.autocast
     gm.state.grad = bool(create_graph)
+    gm.state.autocast = None  # backward ops run in the dtypes their forward ops chose, as in PyTorch
     tasks = running_tasks()
     task = GraphTask(order, needed)  # for hooks that ask what this walk runs (register_multi_grad_hook)
     tasks.append(task)
@@ -399,7 +400,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         return None
     finally:
         tasks.pop()
-        gm.state.grad = mode_before
+        gm.state.grad, gm.state.autocast = mode_before, autocast_before
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:

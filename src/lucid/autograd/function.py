@@ -13,6 +13,7 @@ import functools
 import inspect
 
 import warnings
+import weakref
 
 import mlx.core as mx
 
@@ -21,7 +22,7 @@ from .._tensor import Tensor, _wrap
 from .._views import info_of, into_base
 from . import grad_mode as gm
 from .engine import _conform
-from .graph import FREED_MESSAGE, Node, _anomaly_observer, edge_of
+from .graph import FREED_MESSAGE, Dropped, Node, edge_of, node_recorded, read_dropped, running_tasks, watch
 
 
 class FunctionCtx(Node):
@@ -30,6 +31,8 @@ class FunctionCtx(Node):
     _fn_class = None  # the Function subclass
     _non_diff_nrs = ()  # output slots marked non-differentiable (set per call only when there are any)
     _materialize_non_diff_grads = True  # PyTorch's ctx flag: False leaves those slots' gradients None
+    _checkpointed = False  # saved tensors dropped by a non-reentrant checkpoint (set per call only then)
+    _unpacked_by = None  # checkpointed: weakref to the backward walk that read the recomputed values
 
     def __init__(self):
         self._hooks = None
@@ -57,11 +60,29 @@ class FunctionCtx(Node):
     def saved_tensors(self) -> tuple:
         if self._released:
             raise RuntimeError(FREED_MESSAGE)
+        if self._checkpointed:
+            if any(type(t) is Dropped for t in self._saved):  # outside backward: recompute, read, drop again
+                return read_dropped(self, lambda: self.saved_tensors)
+            self._unpack_recomputed()
         for t, v in zip(self._saved, self._saved_versions):
             if t is not None and t._st.version != v:
                 from ..ops._core import _version_error
                 _version_error(t, t._st.version, v)
         return tuple(self._saved)
+
+    def _unpack_recomputed(self) -> None:
+        """PyTorch clears a recomputed value when it is unpacked: a backward may read a checkpointed Function's
+        saved tensors once."""
+        tasks = running_tasks()
+        if not tasks:
+            return
+        prev = self._unpacked_by
+        if prev is not None and prev() is tasks[-1]:
+            raise RuntimeError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was already unpacked once. If "
+                "you are calling ctx.saved_tensors in backward, make sure to do so only once. Otherwise please open an "
+                "issue with details on your use case.")
+        self._unpacked_by = weakref.ref(tasks[-1])
 
     @property
     def saved_variables(self) -> tuple:
@@ -184,8 +205,8 @@ class Function(metaclass=_FunctionMeta):
         outputs = raw if isinstance(raw, tuple) else (raw,)
         if record:
             ctx.next = [edge_of(a) if t else None for t, a in zip(is_tensor, args)]
-            if _anomaly_observer[0] is not None:  # anomaly mode remembers where the forward was called
-                _anomaly_observer[0](ctx)
+            if watch["on"]:  # anomaly mode remembers where the forward was called; a checkpoint collects ctx
+                node_recorded(ctx)
         ids_in = {id(a) for a, t in zip(args, is_tensor) if t}
         if ctx._dirty:
             _check_dirty(ctx, ids_in, outputs, record)

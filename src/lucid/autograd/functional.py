@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
-from .._tensor import Tensor, _shape_str, _wrap
+from .._tensor import Tensor, _size_str, _wrap
 from . import grad_mode as gm
 from .engine import grad as _engine_grad
 
@@ -74,8 +74,8 @@ def _validate_v(v: tuple, other: tuple, is_other_tuple: bool) -> None:
     for i, (a, b) in enumerate(zip(v, other)):
         if tuple(a.shape) != tuple(b.shape):
             prefix = f"Entry {i} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prefix}v has invalid size: should be {_shape_str(b.shape)} but got "
-                               f"{_shape_str(a.shape)}.")
+            raise RuntimeError(f"{prefix}v has invalid size: should be {_size_str(b.shape)} but got "
+                               f"{_size_str(a.shape)}.")
 
 
 def _prepare_v(v, reference: tuple, is_reference_tuple: bool, fn_name: str, create_graph: bool, none_message: str):

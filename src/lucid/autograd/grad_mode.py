@@ -15,6 +15,7 @@ class _State(threading.local):
     inference = False  # tensors made now are inference tensors
     compiling = False  # lucid.compile is tracing in this thread
     mlx_transform_depth = 0  # lucid.func is running user code inside MLX transforms in this thread
+    autocast = None  # the lucid.autocast in force in this thread (an object with apply/cast), or None
 
     def __init__(self):
         adopt_thread()  # every op reads this state, so a new thread is set up before its first op
@@ -24,10 +25,12 @@ state = _State()
 
 
 def is_grad_enabled() -> bool:
+    """True if ops record the autograd graph in this thread (False inside ``no_grad``)."""
     return state.grad
 
 
 def is_inference_mode_enabled() -> bool:
+    """True inside ``inference_mode()`` in this thread."""
     return state.inference
 
 

@@ -70,6 +70,28 @@ def node_recorded(node) -> None:
         stack[-1](node)
 
 
+class Dropped:
+    """Stands, in a node's saved values, for a tensor a non-reentrant checkpoint dropped: where it sits in the
+    graph, not its value (utils/checkpoint.py gives the value back by recomputing)."""
+
+    __slots__ = ("fn", "nr", "rg")
+
+    def __init__(self, t):
+        self.fn, self.nr, self.rg = t._fn, t._nr, t._rg
+
+
+# ``peek_dropped[0](node, read)``: registered by utils/checkpoint.py. Reading a dropped saved value outside backward
+# (``grad_fn._saved_result``, ``ctx.saved_tensors``) recomputes the segment, returns ``read()`` and drops the values
+# again, as PyTorch does.
+peek_dropped: list = [None]
+
+
+def read_dropped(node, read):
+    if peek_dropped[0] is None:
+        raise RuntimeError(FREED_MESSAGE)
+    return peek_dropped[0](node, read)
+
+
 class RemovableHandle:
     """Returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
 

@@ -14,12 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shutil
 import sys
 from pathlib import Path
-
-from . import _blas
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -48,6 +44,9 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="DIR", help="continue from the checkpoint in DIR")
     train.add_argument("--device", choices=["cpu", "gpu"], default=None, help="where to run (default: MLX's)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
+    train.add_argument("--amp", choices=["bf16", "fp16"], default=None, help=(
+        "mixed precision: forward and loss under lucid.autocast in bfloat16 or float16 (parameters and optimizer "
+        "stay float32; fp16 adds a GradScaler); not for dcgan, maml, pinn"))
     train.add_argument("--distributed", action="store_true", help=(
         "data-parallel training over the processes started by mlx.launch (DistributedDataParallel; each process "
         "trains on its share of every batch; rank 0 writes the outputs)"))
@@ -130,13 +129,23 @@ def cmd_train(args) -> int:
     if args.distributed:
         import lucid.distributed
         lucid.distributed.init_process_group()
+    amp = pick("amp", None)
+    if amp and not cls.supports_amp:
+        raise _usage_error(f"--amp: {args.model}'s training step does not support mixed precision")
+    if amp == "fp16" and args.compile:
+        raise _usage_error("--amp fp16 cannot be combined with --compile: the GradScaler reads the found-inf flag at "
+                     "every step (use --amp bf16, which needs no scaler)")
     recipe = cls(saved["model_config"] if same_model else None, seed=pick("seed", 0),
                  batch_size=pick("batch_size", cls.batch_size))
+    recipe.amp = amp
+    if amp == "fp16":
+        import lucid.amp
+        recipe.scaler = lucid.amp.GradScaler()
     lr = pick("lr", cls.lr)
     trainer = Trainer(recipe, out, lr, compile=args.compile, eval_every=pick("eval_every", None),
                       progress=not args.quiet, distributed=args.distributed,
                       args={"compile": args.compile, "eval_every": args.eval_every, "lr_given": args.lr is not None,
-                            "device": args.device})
+                            "device": args.device, "amp": amp})
     if args.steps:
         trainer.total = args.steps
     elif args.epochs:
@@ -202,26 +211,18 @@ def cmd_eval(args) -> int:
 
 
 def cmd_info(args) -> int:
-    import mlx.core as mx
     import numpy as np
 
     import lucid
+    lucid.show_config()  # versions, device, float64, BLAS, compile
     optional = []
     for name in ("tqdm", "matplotlib", "torch"):
         try:
             optional.append(f"{name} {__import__(name).__version__}")
         except ImportError:
             optional.append(f"{name} (not installed)")
-    lines = {
-        "lucid": lucid.__version__, "mlx": mx.__version__, "numpy": np.__version__,
-        "python": f"{platform.python_version()} ({sys.executable})", "platform": platform.platform(),
-        "device": f"{mx.default_device()} (gpu available: {mx.is_available(mx.gpu)})",
-        "BLAS": _blas.blas_in_use(),
-        "compile": "MLX fuses compiled CPU graphs (g++ found)" if shutil.which("g++") or sys.platform == "darwin"
-        else "no g++ on PATH: lucid.compile works but MLX cannot fuse CPU kernels",
-        "cpu cores": str(os.cpu_count()), "optional": ", ".join(optional),
-    }
-    for key, value in lines.items():
+    for key, value in {"numpy": np.__version__, "cpu cores": str(os.cpu_count()),
+                       "optional": ", ".join(optional)}.items():
         print(f"{key:<9}  {value}")
     return 0
 
@@ -250,7 +251,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     if argv is None:
         argv = sys.argv[1:]
-        _blas.reexec_with_openblas(argv)  # only for a real command line: this replaces the process
     from .trainer import UsageError
     try:
         args = _parser().parse_args(argv)

@@ -21,10 +21,15 @@ made of lucid ops. One rule per op serves reverse mode, forward mode and every h
           is never checked. ``SAVES_INDEX`` (``{}``) checks none: the indexing ops, whose PyTorch nodes save only
           their index tensors.
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
+
+The op function takes ``*args, **kwargs`` (no per-call argument binding); what ``help()``, ``inspect.signature``
+and the API reference show is set once, after the declarations, by ``document``: a table per op family gives each
+op its PyTorch signature (``UNARY``, ``BINARY``, ...) and a line saying what it computes.
 """
 from __future__ import annotations
 
 import functools
+import inspect
 import re
 import warnings
 
@@ -33,7 +38,9 @@ import mlx.core as mx
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.graph import FREED_MESSAGE, AccumulateGrad, Meta, Node, accumulator, node_recorded, watch as _watch
+from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, accumulator, node_recorded,
+                              read_dropped, watch as _watch)
+from .autocast_policy import POLICY
 
 _state = gm.state
 _NO_KWARGS: dict = {}  # never mutated
@@ -157,6 +164,8 @@ class OpNode(Node):
     @property
     def _saved_result(self):
         if self.out_st is None:
+            if self.args is not None and self.save_ans:  # not freed: dropped by a non-reentrant checkpoint
+                return read_dropped(self, lambda: self._saved_result)
             raise RuntimeError(FREED_MESSAGE)
         # the output itself, as PyTorch unpacks it: same storage and version counter, and this node as grad_fn
         t = _wrap(self.out_st.data, self, True)
@@ -166,7 +175,10 @@ class OpNode(Node):
     def _saved(self, i):
         if self.args is None or not (self.save_args or self.save_ans):
             raise RuntimeError(FREED_MESSAGE)
-        return self.args[i]
+        a = self.args[i]
+        if type(a) is Dropped:
+            return read_dropped(self, lambda: self._saved(i))
+        return a
 
 
 def _inference_error():
@@ -198,6 +210,42 @@ def _short(node_name: str) -> str:
     return re.sub(r"Backward\d*$", "", node_name)
 
 
+# ---------------------------------------------------------------------------------------------------- help()
+def _unary(input, *, out=None): ...  # noqa: A002,E704  (PyTorch's parameter names)
+def _binary(input, other, *, out=None): ...  # noqa: A002,E704
+
+
+UNARY = inspect.signature(_unary)
+BINARY = inspect.signature(_binary)
+
+
+def document(signature: inspect.Signature, docs: dict) -> None:
+    """Give each declared op in ``docs`` ({op: what it computes}) its signature and docstring, once, at import: the
+    op function itself is unchanged (no wrapper, no cost per call)."""
+    for op, doc in docs.items():
+        op.__signature__ = signature
+        op.__doc__ = doc
+
+
+def inplace_method(name: str, fn):
+    """The Tensor method ``name`` (``sin_``, ``add_``): ``fn`` computed from the old value and written into
+    ``self`` in place (version bumped, views written through). Its signature is ``fn``'s, with ``self`` first."""
+
+    def method(self, *args, **kwargs):
+        return self._inplace(lambda old: fn(old, *args, **kwargs))
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of ``{fn.__name__}``: ``self`` is overwritten with the result."
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return method
+    if params and params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+        params[0] = params[0].replace(name="self")
+        method.__signature__ = inspect.Signature([p for p in params if p.name != "out"])
+    return method
+
+
 def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
@@ -217,10 +265,13 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
 
     save_args = cls.save_args
     saves_values = save_args and save is not SAVES_INDEX  # inference tensors may not be saved; indexing saves none
+    autocast_policy = POLICY.get(name)  # None for most ops: then autocast costs them one comparison
 
     def op(*args, **kwargs):
         if kwargs and "out" in kwargs:  # rare: checked only when keywords are given at all
             return call_with_out(op, args, kwargs)
+        if autocast_policy is not None and _state.autocast is not None:  # lucid.autocast casts the inputs
+            args, kwargs = _state.autocast.apply(autocast_policy, args, kwargs)
         st = _new(Storage)
         st.version = 0
         st.views = None
@@ -295,6 +346,11 @@ def accepts_out(fn):
         return fn(*args, **kwargs)
 
     with_out._takes_out = True
+    params = list(inspect.signature(fn).parameters.values())
+    if "out" not in (p.name for p in params):  # help() shows the keyword too (before a **kwargs)
+        at = len(params) - bool(params and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
+        params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
+        with_out.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(fn).return_annotation)
     return with_out
 
 
@@ -386,6 +442,12 @@ def data(x):
 def as_tensor(x) -> Tensor:
     """Wrap a Python scalar or array so that ops that need a Tensor can take it."""
     return x if isinstance(x, Tensor) else _wrap(mx.array(x))
+
+
+def method_docs(docs: dict) -> None:
+    """Docstrings for the Tensor methods written as lambdas (``{method name: what it does}``)."""
+    for name, doc in docs.items():
+        getattr(Tensor, name).__doc__ = doc
 
 
 def methods(*fns, **named) -> None:

@@ -24,6 +24,7 @@ from ._core import defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _exp = _f64.by_dtype(mx.exp, _f64.exp)
 _sigmoid = _f64.by_dtype(mx.sigmoid, _f64.sigmoid)
@@ -258,6 +259,8 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
 
 def prelu(input, weight) -> Tensor:
     """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
+    if _gm_state.autocast is not None:
+        input, weight = _gm_state.autocast.cast("prelu", input, weight)
     n = weight.numel()
     if n != 1:
         channels = input.shape[1] if input.ndim >= 2 else 1
@@ -315,34 +318,42 @@ def glu(input, dim: int = -1) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------------- in place
 def relu_(input) -> Tensor:
+    """In-place ``relu``: ``input`` is overwritten with ``max(input, 0)``."""
     return relu(input, inplace=True)
 
 
 def elu_(input, alpha: float = 1.0) -> Tensor:
+    """In-place ``elu``."""
     return elu(input, alpha, inplace=True)
 
 
 def selu_(input) -> Tensor:
+    """In-place ``selu``."""
     return selu(input, inplace=True)
 
 
 def celu_(input, alpha: float = 1.0) -> Tensor:
+    """In-place ``celu``."""
     return celu(input, alpha, inplace=True)
 
 
 def leaky_relu_(input, negative_slope: float = 0.01) -> Tensor:
+    """In-place ``leaky_relu``."""
     return leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
+    """In-place ``hardtanh``."""
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold_(input, threshold: float, value: float) -> Tensor:
+    """In-place ``threshold``."""
     return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value))
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
+    """In-place ``rrelu``."""
     return rrelu(input, lower, upper, training, inplace=True)
 
 

@@ -30,6 +30,7 @@ from .._dtype import promote
 from .._tensor import Tensor
 from ._core import defop, expect_tensor
 from .index import _scalar_name
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -285,6 +286,8 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
 
 # ---------------------------------------------------------------------------------------------------- convolution
 def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Tensor:
+    if _gm_state.autocast is not None:
+        input, weight, bias = _gm_state.autocast.cast(fn, input, weight, bias)
     x, unbatched = batched(input, n, fn)
     _check_weight(fn, x, weight, bias, groups, n, transposed=False)
     stride, dilation = ntuple(stride, n, "stride"), ntuple(dilation, n, "dilation")
@@ -334,6 +337,8 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) 
 
 
 def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_padding, groups, dilation) -> Tensor:
+    if _gm_state.autocast is not None:
+        input, weight, bias = _gm_state.autocast.cast(fn, input, weight, bias)
     x, unbatched = batched(input, n, fn)
     _check_weight(fn, x, weight, bias, groups, n, transposed=True)
     stride, padding = ntuple(stride, n, "stride"), ntuple(padding, n, "padding")

@@ -29,6 +29,7 @@ from ._core import methods
 from .elementwise import abs
 from .linalg import matmul
 from .shape import clone, movedim
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _CPU = mx.cpu
 
@@ -403,6 +404,8 @@ def norm(A, ord=None, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
 # ---------------------------------------------------------------------------------------------------- products
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """The dot product of x and y along ``dim`` (batch dims broadcast)."""
+    if _gm_state.autocast is not None:
+        x, y = _gm_state.autocast.cast("vecdot", x, y)
     return (x * y).sum(dim)
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import data, defop, methods
+from ._core import BINARY, UNARY, data, defop, document, inplace_method, method_docs, methods
 
 _array = mx.array
 
@@ -305,10 +305,12 @@ clip = clamp
 
 
 def clamp_min(input, min) -> Tensor:  # noqa: A002
+    """``max(input, min)``, elementwise: ``clamp(input, min=min)``."""
     return clamp(input, min, None)
 
 
 def clamp_max(input, max) -> Tensor:  # noqa: A002
+    """``min(input, max)``, elementwise: ``clamp(input, max=max)``."""
     return clamp(input, None, max)
 
 
@@ -359,10 +361,12 @@ _isclose = defop("isclose", mx.isclose, differentiable=False)
 
 
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
+    """True if ``|input - other| <= atol + rtol * |other|`` everywhere (NaNs equal only with ``equal_nan``)."""
     return bool(_allclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
+    """Where ``|input - other| <= atol + rtol * |other|``, elementwise (a bool tensor)."""
     return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
@@ -401,6 +405,14 @@ Tensor.byte = lambda self: cast(self, mx.uint8)
 Tensor.bool = lambda self: cast(self, mx.bool_)
 Tensor.cpu = lambda self: self
 Tensor.type_as = lambda self, other: cast(self, other.dtype)
+method_docs({"where": "``self`` where ``condition`` holds, else ``other`` (``lucid.where(condition, self, other)``).",
+             "type": "The dtype's name with no argument; with a dtype, ``self`` cast to it.",
+             "float": "``self`` as float32.", "double": "``self`` as float64 (CPU device only).",
+             "half": "``self`` as float16.", "bfloat16": "``self`` as bfloat16.", "long": "``self`` as int64.",
+             "int": "``self`` as int32.", "short": "``self`` as int16.", "char": "``self`` as int8.",
+             "byte": "``self`` as uint8.", "bool": "``self`` as bool.",
+             "cpu": "``self`` (MLX's unified memory: there is no copy to make).",
+             "type_as": "``self`` cast to ``other``'s dtype."})
 
 # operators
 Tensor.__add__ = _add  # the op itself: no extra Python frame per operator
@@ -433,31 +445,7 @@ Tensor.__invert__ = bitwise_not
 
 
 # ---------------------------------------------------------------------------------------------------- in place
-def _inplace_method(name, fn):
-    def method(self, *args, **kwargs):
-        return self._inplace(lambda old: fn(old, *args, **kwargs))
-    method.__name__ = name
-    return method
-
-
-for _name, _fn in [("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div), ("pow_", pow), ("clamp_", clamp),
-                   ("clip_", clamp), ("clamp_min_", clamp_min), ("clamp_max_", clamp_max), ("neg_", neg),
-                   ("abs_", abs), ("exp_", exp), ("log_", log), ("sqrt_", sqrt), ("sin_", sin), ("cos_", cos),
-                   ("tanh_", tanh), ("sigmoid_", sigmoid), ("relu_", relu), ("floor_", floor), ("ceil_", ceil),
-                   ("round_", round), ("trunc_", trunc), ("sign_", sign), ("square_", square),
-                   ("reciprocal_", reciprocal), ("remainder_", remainder), ("floor_divide_", floor_divide),
-                   ("maximum_", maximum), ("minimum_", minimum)]:
-    setattr(Tensor, _name, _inplace_method(_name, _fn))
-
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-
-
+# (the in-place forms of the ops are at the end, after help(): each takes its op's signature)
 # fill_/zero_/copy_ replace the value: the old value gets a zero gradient, a tensor `value`/`src` gets g back
 _fill = defop("fill", lambda a, v: mx.full(a.shape, v, a.dtype), save=None,
               vjp=(_zeros, lambda g, ans, x, v: g.sum()))
@@ -475,6 +463,9 @@ def _fill_(self, value):
 Tensor.fill_ = _fill_
 Tensor.zero_ = lambda self: self._inplace(_zero)
 Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
+method_docs({"fill_": "Fill ``self`` with ``value`` (a number or a 0-d tensor), in place.",
+             "zero_": "Fill ``self`` with zeros, in place.",
+             "copy_": "Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``, in place."})
 
 
 # ---------------------------------------------------------------------------------------------------- special functions
@@ -650,10 +641,98 @@ def copysign(input, other) -> Tensor:
 methods(asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, erf, erfc, erfinv, logaddexp, logaddexp2, hypot, lerp,
         sinc, xlogy, nan_to_num, frac, fmod, copysign, arcsin=asin, arccos=acos, arctan=atan, arctan2=atan2,
         arcsinh=asinh, arccosh=acosh, arctanh=atanh)
-for _name, _fn in [("asin_", asin), ("acos_", acos), ("atan_", atan), ("atan2_", atan2), ("sinh_", sinh),
+
+
+# ---------------------------------------------------------------------------------------------------- help()
+document(UNARY, {
+    neg: "``-input``, elementwise.",
+    abs: "``|input|``, elementwise. Its gradient is ``sign(input)`` (0 at 0).",
+    exp: "``e ** input``, elementwise.",
+    exp2: "``2 ** input``, elementwise.",
+    log: "Natural logarithm of each element (``nan`` below 0, ``-inf`` at 0).",
+    log2: "Base-2 logarithm of each element.",
+    log10: "Base-10 logarithm of each element.",
+    log1p: "``log(1 + input)``, accurate for small ``input``.",
+    expm1: "``exp(input) - 1``, accurate for small ``input``.",
+    sqrt: "Square root of each element.",
+    rsqrt: "``1 / sqrt(input)``, elementwise.",
+    square: "``input * input``, elementwise.",
+    reciprocal: "``1 / input``, elementwise.",
+    sin: "Sine of each element (radians).",
+    cos: "Cosine of each element (radians).",
+    tan: "Tangent of each element (radians).",
+    tanh: "Hyperbolic tangent of each element.",
+    sigmoid: "The logistic function ``1 / (1 + exp(-input))``, elementwise.",
+    relu: "``max(input, 0)``, elementwise.",
+    sign: "-1, 0 or 1 by the sign of each element (zero gradient).",
+    floor: "Largest integer not above each element (zero gradient).",
+    ceil: "Smallest integer not below each element (zero gradient).",
+    trunc: "Each element rounded toward zero (zero gradient); ``fix`` is the same function.",
+    asin: "Inverse sine of each element (``arcsin``).",
+    acos: "Inverse cosine of each element (``arccos``).",
+    atan: "Inverse tangent of each element (``arctan``).",
+    sinh: "Hyperbolic sine of each element.",
+    cosh: "Hyperbolic cosine of each element.",
+    asinh: "Inverse hyperbolic sine of each element (``arcsinh``).",
+    acosh: "Inverse hyperbolic cosine of each element (``arccosh``).",
+    atanh: "Inverse hyperbolic tangent of each element (``arctanh``).",
+    erf: "The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``, elementwise.",
+    erfc: "The complementary error function ``1 - erf(input)``, accurate where erf is near 1.",
+    erfinv: "The inverse error function, elementwise (defined on (-1, 1)).",
+    sinc: "The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.",
+    frac: "The fractional part ``input - trunc(input)``, with the sign of ``input``.",
+    logical_not: "Elementwise NOT of ``input`` taken as booleans (a bool tensor).",
+    isnan: "Where each element is NaN (a bool tensor).",
+    isinf: "Where each element is +inf or -inf (a bool tensor).",
+    isfinite: "Where each element is neither inf nor NaN (a bool tensor).",
+    bitwise_not: "Bitwise NOT of an integer tensor; logical NOT of a bool tensor.",
+})
+document(BINARY, {
+    mul: "``input * other`` with broadcasting; either may be a Python number.",
+    floor_divide: "``input / other`` rounded down (zero gradient); integers stay integers.",
+    maximum: "The larger of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
+    minimum: "The smaller of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
+    fmax: "The larger of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
+    fmin: "The smaller of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
+    atan2: "The angle of the point (``other``, ``input``): ``atan(input / other)`` in the right quadrant.",
+    logaddexp: "``log(exp(input) + exp(other))`` without overflow.",
+    logaddexp2: "``log2(2 ** input + 2 ** other)`` without overflow.",
+    hypot: "``sqrt(input ** 2 + other ** 2)`` without overflow or underflow.",
+    eq: "``input == other``, elementwise (a bool tensor).",
+    ne: "``input != other``, elementwise (a bool tensor).",
+    lt: "``input < other``, elementwise (a bool tensor).",
+    le: "``input <= other``, elementwise (a bool tensor).",
+    gt: "``input > other``, elementwise (a bool tensor).",
+    ge: "``input >= other``, elementwise (a bool tensor).",
+    logical_and: "Elementwise AND of the inputs taken as booleans (a bool tensor).",
+    logical_or: "Elementwise OR of the inputs taken as booleans (a bool tensor).",
+    logical_xor: "Elementwise XOR of the inputs taken as booleans (a bool tensor).",
+    bitwise_and: "Bitwise AND of integer tensors; logical AND of bool tensors.",
+    bitwise_or: "Bitwise OR of integer tensors; logical OR of bool tensors.",
+    bitwise_xor: "Bitwise XOR of integer tensors; logical XOR of bool tensors.",
+})
+
+
+# ---------------------------------------------------------------------------------------------------- in-place methods
+for _name, _fn in [("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div), ("pow_", pow), ("clamp_", clamp),
+                   ("clip_", clamp), ("clamp_min_", clamp_min), ("clamp_max_", clamp_max), ("neg_", neg),
+                   ("abs_", abs), ("exp_", exp), ("log_", log), ("sqrt_", sqrt), ("sin_", sin), ("cos_", cos),
+                   ("tanh_", tanh), ("sigmoid_", sigmoid), ("relu_", relu), ("floor_", floor), ("ceil_", ceil),
+                   ("round_", round), ("trunc_", trunc), ("sign_", sign), ("square_", square),
+                   ("reciprocal_", reciprocal), ("remainder_", remainder), ("floor_divide_", floor_divide),
+                   ("maximum_", maximum), ("minimum_", minimum),
+                   ("asin_", asin), ("acos_", acos), ("atan_", atan), ("atan2_", atan2), ("sinh_", sinh),
                    ("cosh_", cosh), ("asinh_", asinh), ("acosh_", acosh), ("atanh_", atanh), ("erf_", erf),
                    ("erfc_", erfc), ("erfinv_", erfinv), ("hypot_", hypot), ("lerp_", lerp), ("sinc_", sinc),
                    ("xlogy_", xlogy), ("nan_to_num_", nan_to_num), ("frac_", frac), ("fmod_", fmod),
                    ("copysign_", copysign), ("arcsin_", asin), ("arccos_", acos), ("arctan_", atan),
                    ("arctan2_", atan2), ("arcsinh_", asinh), ("arccosh_", acosh), ("arctanh_", atanh)]:
-    setattr(Tensor, _name, _inplace_method(_name, _fn))
+    setattr(Tensor, _name, inplace_method(_name, _fn))
+
+Tensor.__iadd__ = Tensor.add_
+Tensor.__isub__ = Tensor.sub_
+Tensor.__imul__ = Tensor.mul_
+Tensor.__itruediv__ = Tensor.div_
+Tensor.__ipow__ = Tensor.pow_
+Tensor.__imod__ = Tensor.remainder_
+Tensor.__ifloordiv__ = Tensor.floor_divide_

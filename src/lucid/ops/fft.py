@@ -20,11 +20,13 @@ from __future__ import annotations
 
 __all__ = ["real", "imag", "conj", "complex", "view_as_real", "view_as_complex"]
 
+import inspect
+
 import mlx.core as mx
 
 from .._dtype import get_default_dtype, is_complex
 from .._tensor import Tensor, _wrap
-from ._core import defop, methods
+from ._core import UNARY, defop, document, methods
 from .shape import roll, stack
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -40,6 +42,15 @@ complex = defop("complex", _complex_fwd, save=None,  # noqa: A001  (PyTorch's na
 real = defop("real", mx.real, vjp=lambda g, ans, z: complex(g, g.new_zeros(g.shape)), save=None)
 imag = defop("imag", mx.imag, vjp=lambda g, ans, z: complex(g.new_zeros(g.shape), g), save=None)
 conj = defop("conj", mx.conj, vjp=lambda g, ans, z: conj(g), save=None)
+
+
+def _complex_signature(real, imag, *, out=None): ...  # noqa: E704
+
+
+document(inspect.signature(_complex_signature), {complex: "The complex tensor ``real + 1j * imag`` (complex64)."})
+document(UNARY, {real: "The real part of a complex tensor (a real tensor as it is).",
+                 imag: "The imaginary part of a complex tensor.",
+                 conj: "The complex conjugate (a real tensor as it is)."})
 
 
 def view_as_real(input) -> Tensor:
@@ -61,6 +72,7 @@ Tensor.real = property(real)
 Tensor.imag = property(imag)
 Tensor.conj_physical = conj
 Tensor.resolve_conj = lambda self: self
+Tensor.resolve_conj.__doc__ = "``self``: lucid's conj is computed, never a lazy conjugate bit."
 
 
 # ---------------------------------------------------------------------------------------------------- the transforms
@@ -209,6 +221,7 @@ def fft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 def ifft(input, n=None, dim=-1, norm=None) -> Tensor:
+    """Inverse 1-d discrete Fourier transform of ``input`` along ``dim``."""
     return _fftn(input, *_one(n, dim), norm, True, "ifft")
 
 
@@ -223,34 +236,42 @@ def irfft(input, n=None, dim=-1, norm=None) -> Tensor:
 
 
 def fftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """N-d discrete Fourier transform over ``dim`` (all dimensions by default)."""
     return _fftn(input, s, dim, norm, False, "fftn")
 
 
 def ifftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """Inverse N-d discrete Fourier transform over ``dim`` (all dimensions by default)."""
     return _fftn(input, s, dim, norm, True, "ifftn")
 
 
 def rfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """N-d Fourier transform of a real input (the last dimension halved: n // 2 + 1 frequencies)."""
     return _rfftn(input, s, dim, norm, "rfftn")
 
 
 def irfftn(input, s=None, dim=None, norm=None) -> Tensor:
+    """Inverse of ``rfftn``: a real output from the half spectrum."""
     return _irfftn(input, s, dim, norm, "irfftn")
 
 
 def fft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """2-d discrete Fourier transform over the last two dimensions."""
     return _fftn(input, s, dim, norm, False, "fft2")
 
 
 def ifft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Inverse 2-d discrete Fourier transform over the last two dimensions."""
     return _fftn(input, s, dim, norm, True, "ifft2")
 
 
 def rfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """2-d Fourier transform of a real input over the last two dimensions."""
     return _rfftn(input, s, dim, norm, "rfft2")
 
 
 def irfft2(input, s=None, dim=(-2, -1), norm=None) -> Tensor:
+    """Inverse of ``rfft2``: a real output from the half spectrum."""
     return _irfftn(input, s, dim, norm, "irfft2")
 
 

@@ -29,7 +29,7 @@ from .._checks import checked_index, is_known, mark_known, watch
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
-from ._core import SAVES_INDEX, data, defop, methods
+from ._core import SAVES_INDEX, data, defop, method_docs, methods
 from .elementwise import where
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
 
@@ -303,6 +303,7 @@ def nonzero(input, *, as_tuple: bool = False):
 
 
 def argwhere(input) -> Tensor:
+    """The indices of the nonzero elements, one row per element: shape (count, input.ndim)."""
     return nonzero(input)
 
 
@@ -741,3 +742,5 @@ Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: self._inplace(
     lambda old: index_add(old, dim, index, source, alpha=alpha))
 Tensor.index_copy_ = lambda self, dim, index, source: self._inplace(lambda old: index_copy(old, dim, index, source))
 Tensor.index_fill_ = lambda self, dim, index, value: self._inplace(lambda old: index_fill(old, dim, index, value))
+method_docs({n + "_": f"In-place version of ``{n}``." for n in ("index_put", "masked_fill", "scatter", "scatter_add",
+                                                                  "index_add", "index_copy", "index_fill")})

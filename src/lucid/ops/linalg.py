@@ -23,8 +23,9 @@ import mlx.core as mx
 
 from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
-from ._core import as_tensor, data, defop, methods
+from ._core import as_tensor, data, defop, inplace_method, methods
 from .shape import _FULL, _expanded_shape, stack, take_slices, wrap_dim, zeros_for
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
 def _product(a, b):
@@ -100,6 +101,8 @@ def matmul(input, other) -> Tensor:
     """Matrix product with PyTorch's rules: 1-D·1-D is the dot product (0-d), 2-D·1-D and 1-D·2-D are
     matrix-vector products, 2-D·2-D is ``mm``, and with more dims the leading (batch) dims broadcast; a 1-D operand
     is treated as a row (left) or column (right) and that dim is removed from the result."""
+    if _gm_state.autocast is not None:
+        input, other = _gm_state.autocast.cast("matmul", input, other)
     a, b = as_tensor(input), as_tensor(other)
     sa, sb = data(a).shape, data(b).shape
     da, db = len(sa), len(sb)
@@ -375,6 +378,8 @@ def einsum(equation: str, *operands) -> Tensor:
 def tensordot(a, b, dims=2) -> Tensor:
     """Contract the last ``dims`` dims of ``a`` with the first ``dims`` of ``b``, or the listed dims
     (``dims=([1, 0], [0, 1])``); computed as one matrix product of the permuted, flattened operands."""
+    if _gm_state.autocast is not None:
+        a, b = _gm_state.autocast.cast("tensordot", a, b)
     if isinstance(dims, int):
         if dims < 0:
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
@@ -453,6 +458,8 @@ def cross(input, other, dim: int | None = None) -> Tensor:
 def vecdot(x, y, *, dim: int = -1) -> Tensor:
     """``torch.linalg.vecdot`` (real dtypes): the dot product along ``dim``, the other dims broadcast. Kept out of
     ``__all__``: PyTorch has it under ``linalg`` only."""
+    if _gm_state.autocast is not None:
+        x, y = _gm_state.autocast.cast("vecdot", x, y)
     return (x * y).sum(dim)
 
 
@@ -613,9 +620,5 @@ Tensor.__matmul__ = matmul
 Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
 
 
-def _inplace_method(fn):
-    return lambda self, *args, **kwargs: self._inplace(lambda old: fn(old, *args, **kwargs))
-
-
 for _fn in (addmm, baddbmm, addmv, addr, tril, triu):
-    setattr(Tensor, _fn.__name__ + "_", _inplace_method(_fn))
+    setattr(Tensor, _fn.__name__ + "_", inplace_method(_fn.__name__ + "_", _fn))

@@ -39,6 +39,7 @@ from .index import _scalar_name, gather, take
 from .nn_basic import pairwise_distance
 from .reduce import log_softmax
 from .shape import cat
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -203,6 +204,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
     """Negative log-likelihood of class-index targets: ``-weight[t] * input[n, t]`` for log-probabilities
     ``input`` (N, C), (N, C, d1, ...) or unbatched (C,) and int64 ``target`` (N), (N, d1, ...) or ().
     Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
+    if _gm_state.autocast is not None:
+        input, weight = _gm_state.autocast.cast("nll_loss", input, weight)
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
     return _nll(input, _checked_targets(input, target, ignore_index, "nll_loss"), weight, ignore_index, reduction)
@@ -249,6 +252,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     ``target`` of the input's shape without the class dim) or class probabilities (a float ``target`` of the input's
     shape). ``label_smoothing`` mixes the target with the uniform distribution: ``(1 - s) * nll + s * mean over
     classes of -log_softmax`` for indices, ``target * (1 - s) + s / C`` for probabilities."""
+    if _gm_state.autocast is not None:
+        input, target, weight = _gm_state.autocast.cast("cross_entropy", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(input.shape) == tuple(target.shape):
         if not mx.issubdtype(target.dtype, mx.floating):
@@ -277,6 +282,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
     """``(input - target) ** 2`` (times ``weight``, of the input's size), reduced; the target broadcasts, with
     PyTorch's warning when its size differs."""
+    if _gm_state.autocast is not None:
+        input, target, weight = _gm_state.autocast.cast("mse_loss", input, target, weight)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     loss = square(input - target)
@@ -288,6 +295,8 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
     """``|input - target|`` (times ``weight``, of the input's size), reduced."""
+    if _gm_state.autocast is not None:
+        input, target, weight = _gm_state.autocast.cast("l1_loss", input, target, weight)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     loss = abs(input - target)
@@ -308,6 +317,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``);
     ``beta = 0`` is l1_loss."""
+    if _gm_state.autocast is not None:
+        input, target = _gm_state.autocast.cast("smooth_l1_loss", input, target)
     _warn_size(input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -319,6 +330,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``; with ``weight`` (of the input's
     size) the weighted losses are reduced as they are (the mean divides by their count)."""
+    if _gm_state.autocast is not None:
+        input, target, weight = _gm_state.autocast.cast("huber_loss", input, target, weight)
     _warn_size(input, target)
     reduction = _reduction(None, None, reduction)
     if delta <= 0:
@@ -368,6 +381,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input``, each log
     clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape. Values outside [0, 1] (NaN
     included) raise PyTorch's error (see ``_check_probabilities``)."""
+    if _gm_state.autocast is not None:
+        input, target, weight = _gm_state.autocast.cast("binary_cross_entropy", input, target, weight)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Using a target size ({target.size()}) that is different to the input size "
@@ -381,6 +396,8 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """binary_cross_entropy of ``sigmoid(input)``, computed stably as ``(1 - t) * x - (1 + (pos_weight - 1) * t) *
     logsigmoid(x)``; ``pos_weight`` (broadcast along the last dim, one per class) weighs the positive term."""
+    if _gm_state.autocast is not None:
+        input, target, weight, pos_weight = _gm_state.autocast.cast("binary_cross_entropy_with_logits", input, target, weight, pos_weight)
     reduction = _reduction(size_average, reduce, reduction)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({target.size()}) must be the same as input size ({input.size()})")
@@ -394,6 +411,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
     """Pointwise KL divergence ``target * (log(target) - input)`` for log-probabilities ``input`` (``target``
     also as log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size (the KL
     divergence per sample); 'mean' divides by every element, with PyTorch's warning."""
+    if _gm_state.autocast is not None:
+        input, target = _gm_state.autocast.cast("kl_div", input, target)
     if size_average is None and reduce is None and reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and the support size."
                       "'batchmean' divides only by the batch size, and aligns with the KL div math definition."
@@ -414,6 +433,8 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """Poisson negative log-likelihood: ``exp(input) - target * input`` (``log_input``) or ``input - target *
     log(input + eps)``; ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""
+    if _gm_state.autocast is not None:
+        input, target = _gm_state.autocast.cast("poisson_nll_loss", input, target)
     reduction = _reduction(size_average, reduce, reduction)
     if log_input:
         loss = exp(input) - target * input
@@ -456,6 +477,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
                           reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where target is 1, ``max(0, cos(x1, x2) - margin)`` where it is -1, for (N, D) inputs
     and (N) target (or (D) and ())."""
+    if _gm_state.autocast is not None:
+        input1, input2 = _gm_state.autocast.cast("cosine_embedding_loss", input1, input2)
     reduction = _reduction(size_average, reduce, reduction)
     dim = target.ndim
     if dim > 1:
@@ -473,6 +496,8 @@ def cosine_embedding_loss(input1, input2, target, margin: float = 0, size_averag
 def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=None, reduce=None,
                         reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``: target 1 asks input1 to rank higher, -1 lower."""
+    if _gm_state.autocast is not None:
+        input1, input2, target = _gm_state.autocast.cast("margin_ranking_loss", input1, input2, target)
     reduction = _reduction(size_average, reduce, reduction)
     if input1.ndim != input2.ndim or input1.ndim != target.ndim:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same dimension but got sizes: "
@@ -484,6 +509,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the pairwise p-norm distance along the last dim;
     ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
+    if _gm_state.autocast is not None:
+        anchor, positive, negative = _gm_state.autocast.cast("triplet_margin_loss", anchor, positive, negative)
     reduction = _reduction(size_average, reduce, reduction)
     if margin <= 0:
         raise ValueError(f"margin must be greater than 0, got {margin}")
@@ -500,6 +527,8 @@ def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: floa
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``log(1 + exp(-target * input))`` (two-class logistic loss, target 1 or -1), computed stably."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("soft_margin_loss", input)
     reduction = _reduction(size_average, reduce, reduction)
     return _reduce(-logsigmoid(target * input), reduction)
 
@@ -508,6 +537,8 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
                          reduction: str = "mean") -> Tensor:
     """``input`` where target is 1, ``max(0, margin - input)`` where it is -1 (PyTorch: other targets count as
     both)."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("hinge_embedding_loss", input)
     reduction = _reduction(size_average, reduce, reduction)
     loss = where(ne(target, 1), (margin - input).clamp_min(0), 0.0) + where(ne(target, -1), input, 0.0)
     return _reduce(loss, reduction)
@@ -579,6 +610,8 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     length (at least 1), then averages over the batch; ``zero_infinity`` replaces infinite losses (impossible
     alignments) and their gradients by 0. The gradient is the exact one of this function (PyTorch's differs by
     ``exp(log_probs)``, which vanishes after a log_softmax)."""
+    if _gm_state.autocast is not None:
+        log_probs, = _gm_state.autocast.cast("ctc_loss", log_probs)
     reduction = _reduction(None, None, reduction)
     unbatched = log_probs.ndim == 2
     if unbatched:

@@ -30,6 +30,7 @@ from .index import _scalar_name
 from .linalg import PRODUCT_SAVE, _check_mm, _mm, _mT, _product, matmul
 from .reduce import norm, softmax
 from .shape import broadcast_tensors
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
 # ---------------------------------------------------------------------------------------------------- linear
@@ -76,6 +77,8 @@ def linear(input, weight, bias=None) -> Tensor:
 
     A 2-D input is one recorded op (``AddmmBackward0``, or ``MmBackward0`` without bias) whose next functions are
     the bias, input and weight themselves (PyTorch's graph has a ``TBackward0`` between addmm and the weight)."""
+    if _gm_state.autocast is not None:
+        input, weight, bias = _gm_state.autocast.cast("linear", input, weight, bias)
     expect_tensor("linear", "input", 1, input)
     if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
         _check_linear_dtypes(input, weight, bias)
@@ -92,6 +95,8 @@ def linear(input, weight, bias=None) -> Tensor:
 
 def bilinear(input1, input2, weight, bias=None) -> Tensor:
     """``out[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    if _gm_state.autocast is not None:
+        input1, input2, weight, bias = _gm_state.autocast.cast("bilinear", input1, input2, weight, bias)
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and {input2.ndim}")
     for a, b in zip(input1.shape[:-1], input2.shape[:-1]):
@@ -349,6 +354,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     a float one is added; ``is_causal`` lets position i attend to positions <= i. As PyTorch's math backend, a row
     with no position taking part gives zeros (not NaN). ``dropout_p`` drops attention weights (always, as in
     PyTorch: pass 0 for evaluation). ``enable_gqa`` repeats the heads (dim -3) of key and value to match query's."""
+    if _gm_state.autocast is not None:
+        query, key, value, attn_mask = _gm_state.autocast.cast("scaled_dot_product_attention", query, key, value, attn_mask)
     _check_attention(query, key, value, attn_mask, is_causal)
     if enable_gqa and key.ndim >= 3 and query.ndim >= 3:
         heads = query.shape[-3]
@@ -390,6 +397,8 @@ def _clamped_norm(x, dim: int, eps: float):
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (the inputs broadcast first); each
     input is divided by its norm before the product, which keeps the result in [-1, 1]."""
+    if _gm_state.autocast is not None:
+        x1, x2 = _gm_state.autocast.cast("cosine_similarity", x1, x2)
     if tuple(x1.shape) != tuple(x2.shape):
         x1, x2 = broadcast_tensors(x1, x2)
     if not mx.issubdtype(x1.dtype, mx.floating):

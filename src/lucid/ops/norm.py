@@ -19,6 +19,7 @@ from ..autograd.grad_mode import no_grad
 from .elementwise import rsqrt, square
 from .reduce import norm, var_mean
 from .shape import cat
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
 # ---------------------------------------------------------------------------------------------------- helpers
@@ -129,6 +130,8 @@ _layer_norm = defop("layer_norm", _layer_norm_fwd, vjp_all=_layer_norm_vjp, node
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
     (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch."""
+    if _gm_state.autocast is not None:
+        input, weight, bias = _gm_state.autocast.cast("layer_norm", input, weight, bias)
     expect_tensor("layer_norm", "input", 1, input)
     axes = _last_axes(input, normalized_shape, weight, bias)
     return _layer_norm(input, weight, bias, axes, eps)
@@ -137,6 +140,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
     """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape`` dims. ``eps`` defaults
     to the machine epsilon of the computing dtype (half types compute in float32, as in PyTorch)."""
+    if _gm_state.autocast is not None:
+        input, weight = _gm_state.autocast.cast("rms_norm", input, weight)
     axes = _last_axes(input, normalized_shape, weight)
     x = _float32_if_half(input)
     if eps is None:
@@ -203,6 +208,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Split the C channels of (N, C, *) ``input`` into ``num_groups`` groups and normalize each (sample, group);
     ``weight`` and ``bias`` are per channel."""
+    if _gm_state.autocast is not None:
+        input, weight, bias = _gm_state.autocast.cast("group_norm", input, weight, bias)
     expect_tensor("group_norm", "input", 1, input)
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.ndim}")

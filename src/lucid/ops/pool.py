@@ -33,6 +33,7 @@ from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .elementwise import where
 from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
 # ---------------------------------------------------------------------------------------------------- windows
@@ -261,6 +262,9 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """Max pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``; ``return_indices`` also gives the argmax."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("adaptive_max_pool3d", input)
     return _adaptive_max_pool(3, "adaptive_max_pool3d", input, output_size, return_indices)
 
 
@@ -321,6 +325,9 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("avg_pool3d", input)
     return _avg_pool(3, "avg_pool3d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
@@ -362,6 +369,9 @@ def adaptive_avg_pool2d(input, output_size):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of (N, C, D, H, W) or (C, D, H, W) to ``output_size``, with windows chosen to fit."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("adaptive_avg_pool3d", input)
     return _adaptive_avg_pool(3, "adaptive_avg_pool3d", input, output_size)
 
 
@@ -503,6 +513,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False).
     ``antialias`` (bilinear and bicubic, 4-D): when downsampling, each output averages all the input pixels under
     the filter stretched by the scale (PIL's resampling), as PyTorch does."""
+    if _gm_state.autocast is not None:
+        input, = _gm_state.autocast.cast("interpolate", input)
     n = input.ndim - 2
     if mode not in _MODES:
         raise _mode_error(input.ndim, mode)

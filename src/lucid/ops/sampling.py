@@ -23,6 +23,7 @@ from .index import gather
 from .linalg import matmul
 from .pool import _cubic_weights
 from .shape import stack
+from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _ALIGN_WARNING = ("Default grid_sample and affine_grid behavior has changed to align_corners=False since 1.3.0. "
                   "Please specify align_corners=True if the old behavior is desired. See the documentation of "
@@ -112,6 +113,8 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     for 5-D) or "nearest" (the grid then gets no gradient: ``grid.grad`` stays None where PyTorch gives zeros);
     "bicubic" (4-D only; PyTorch pads each of its 16 taps, not the point); ``padding_mode`` for points outside:
     "zeros", "border" or "reflection"."""
+    if _gm_state.autocast is not None:
+        input, grid = _gm_state.autocast.cast("grid_sample", input, grid)
     if mode not in ("bilinear", "nearest", "bicubic"):
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")

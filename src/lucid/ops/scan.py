@@ -19,7 +19,7 @@ import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ._core import data, defop, methods
+from ._core import data, defop, method_docs, methods
 from .elementwise import eq, isnan, logical_and, where
 from .reduce import _integral_to_int64
 from .shape import wrap_dim
@@ -325,3 +325,4 @@ def nanmedian(input, dim: int | None = None, keepdim: bool = False):
 methods(cumsum, cumprod, cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian)
 Tensor.cumsum_ = lambda self, dim, *, dtype=None: self._inplace(lambda old: cumsum(old, dim, dtype=dtype))
 Tensor.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(lambda old: cumprod(old, dim, dtype=dtype))
+method_docs({"cumsum_": "In-place version of ``cumsum``.", "cumprod_": "In-place version of ``cumprod``."})

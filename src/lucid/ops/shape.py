@@ -24,7 +24,7 @@ from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from ..autograd import grad_mode as gm
 from ..autograd.graph import Node, edge_of
-from ._core import SAVES_INDEX, defop, methods
+from ._core import SAVES_INDEX, _short, defop, methods
 
 _FULL = slice(None)
 _ALL = (Ellipsis,)  # the basic key that takes (or writes) the whole tensor
@@ -187,6 +187,7 @@ def reshape(input, *shape) -> Tensor:
 
 
 def view_as(input, other) -> Tensor:
+    """``input`` viewed with ``other``'s shape."""
     return reshape(input, other.shape)
 
 
@@ -237,14 +238,17 @@ def unsqueeze(input, dim: int) -> Tensor:
 
 
 def atleast_1d(*tensors):
+    """Each tensor viewed with at least 1 dimension (a 0-d tensor becomes shape (1,))."""
     return _atleast_nd(tensors, 1)
 
 
 def atleast_2d(*tensors):
+    """Each tensor viewed with at least 2 dimensions (leading dimensions of size 1 added)."""
     return _atleast_nd(tensors, 2)
 
 
 def atleast_3d(*tensors):
+    """Each tensor viewed with at least 3 dimensions (as numpy's atleast_3d)."""
     return _atleast_nd(tensors, 3)
 
 
@@ -398,10 +402,12 @@ def expand(input, *sizes) -> Tensor:
 
 
 def expand_as(input, other) -> Tensor:
+    """``input`` broadcast to ``other``'s shape."""
     return expand(input, other.shape)
 
 
 def broadcast_to(input, size) -> Tensor:
+    """``input`` broadcast to ``size`` (as ``input.expand(size)``; -1 keeps a dimension)."""
     return expand(input, size)
 
 
@@ -460,12 +466,14 @@ def flip(input, *dims) -> Tensor:
 
 
 def fliplr(input) -> Tensor:
+    """``input`` with its second dimension reversed (left/right)."""
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return flip(input, 1)
 
 
 def flipud(input) -> Tensor:
+    """``input`` with its first dimension reversed (up/down)."""
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
     return flip(input, 0)
@@ -555,15 +563,18 @@ def stack(tensors, dim: int = 0) -> Tensor:
 
 
 def hstack(tensors) -> Tensor:
+    """Tensors concatenated along the second dimension (the first for 1-d tensors)."""
     tensors = [_atleast(x, 1) for x in _require_tensor("hstack", tensors)]
     return cat(tensors, 0 if tensors and tensors[0].ndim == 1 else 1)
 
 
 def vstack(tensors) -> Tensor:
+    """Tensors concatenated along the first dimension (after ``atleast_2d``)."""
     return cat([_atleast(x, 2) for x in _require_tensor("vstack", tensors)], 0)
 
 
 def dstack(tensors) -> Tensor:
+    """Tensors stacked along the third dimension (after ``atleast_3d``)."""
     return cat([_atleast(x, 3) for x in _require_tensor("dstack", tensors)], 2)
 
 
@@ -631,8 +642,9 @@ def _piece_fns(key):
 def _multi_output_error(node, i):
     if node is None:
         return None
-    return (f"Output {i} of {node.name()} is a view and is being modified inplace. This view is the output of a "
-            "function that returns multiple views. Such functions do not allow the output views to be modified "
+    # PyTorch names the op here, not its node: "Output 0 of Unbind", "Output 1 of Split"
+    return (f"Output {i} of {_short(node.name())} is a view and is being modified inplace. This view is the output "
+            "of a function that returns multiple views. Such functions do not allow the output views to be modified "
             "inplace. You should replace the inplace operation by an out-of-place one.")
 
 
@@ -686,6 +698,7 @@ def unbind(input, dim: int = 0) -> tuple:
 
 # ---------------------------------------------------------------------------------------------------- methods
 def _reshape_as(input, other) -> Tensor:
+    """``input`` reshaped to ``other``'s shape."""
     return reshape(input, other.shape)
 
 

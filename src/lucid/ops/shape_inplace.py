@@ -17,19 +17,23 @@ def select(input, dim: int, index: int) -> Tensor:
 
 
 def _transpose_(self, dim0: int, dim1: int) -> Tensor:
+    """In-place ``transpose``: ``self`` takes the shape with ``dim0`` and ``dim1`` swapped."""
     return self._inplace(lambda x: transpose(x, dim0, dim1), inverse=lambda v: transpose(v, dim0, dim1))
 
 
 def _t_(self) -> Tensor:
+    """In-place ``t``: a matrix is transposed in place."""
     return self._inplace(t, inverse=t)
 
 
 def _squeeze_(self, dim=None) -> Tensor:
+    """In-place ``squeeze``: size-1 dimensions (or ``dim``) removed."""
     shape = self.shape
     return self._inplace(lambda x: squeeze(x, dim), inverse=lambda v: reshape(v, shape))
 
 
 def _unsqueeze_(self, dim: int) -> Tensor:
+    """In-place ``unsqueeze``: a size-1 dimension inserted at ``dim``."""
     d = wrap_dim(dim, self.ndim + 1)
     return self._inplace(lambda x: unsqueeze(x, d), inverse=lambda v: squeeze(v, d))
 

@@ -39,6 +39,7 @@ def _new(self, *args, dtype=None, device=None):
 
 
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
     return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
 
 
@@ -49,6 +50,7 @@ def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
+    """``fill_value`` in ``size``, with this tensor's dtype unless ``dtype`` is given."""
     return _creation.full(size, fill_value, device=device, **_like(self, dtype, requires_grad))
 
 
@@ -251,6 +253,7 @@ Tensor.random_ = _random_
 Tensor.multinomial = multinomial
 Tensor.stride = _stride
 Tensor.is_contiguous = lambda self, memory_format=None: True
+Tensor.is_contiguous.__doc__ = "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides)."
 Tensor.nbytes = property(lambda self: self._st.data.nbytes)
 Tensor.itemsize = property(lambda self: self._st.data.itemsize)
 Tensor.is_xpu = property(lambda self: False)
@@ -259,18 +262,22 @@ Tensor.is_mps = property(lambda self: self.device.type == "gpu" and mx.metal.is_
 
 # ---------------------------------------------------------------------------------------------------- functions
 def numel(input) -> int:
+    """The number of elements of ``input``."""
     return input.numel()
 
 
 def is_tensor(obj) -> bool:
+    """True if ``obj`` is a lucid Tensor (or Parameter)."""
     return isinstance(obj, Tensor)
 
 
 def is_floating_point(input) -> bool:
+    """True if ``input``'s dtype is a floating-point one (float16/32/64, bfloat16)."""
     return input.is_floating_point()
 
 
 def is_complex(input) -> bool:
+    """True if ``input``'s dtype is complex."""
     return input.is_complex()
 
 

@@ -9,8 +9,9 @@ Two variants, as in PyTorch:
   is dropped at the end of the forward; the first backward that reaches one of them reruns the function once and
   hands each node its values back, in order of recording. With early stop (the default; see
   ``set_checkpoint_early_stop``) the rerun stops as soon as every dropped value is back.
-- ``use_reentrant=True``: the segment is one node whose backward reruns the function and differentiates it with a
-  nested ``autograd.grad`` (PyTorch's older variant; its output needs an input that requires grad).
+- ``use_reentrant=True``: the segment is one node whose backward reruns the function and runs a nested
+  ``backward`` through it (PyTorch's older variant; its output needs an input that requires grad). As in PyTorch,
+  only a full ``backward()`` may reach it: ``autograd.grad`` or ``backward(inputs=...)`` raise.
 """
 from __future__ import annotations
 
@@ -21,9 +22,10 @@ import weakref
 from .._random import get_rng_state, set_rng_state
 from .._tensor import Storage, Tensor, _wrap
 from ..autograd import grad_mode as gm
-from ..autograd.engine import grad
-from ..autograd.function import Function
-from ..autograd.graph import Meta, pop_observer, push_observer
+from ..autograd.engine import backward, grad
+from ..autograd.graph import FREED_MESSAGE
+from ..autograd.function import Function, FunctionCtx
+from ..autograd.graph import Dropped as _Dropped, Meta, peek_dropped, pop_observer, push_observer, running_tasks
 
 _early_stop = [True]
 
@@ -99,15 +101,6 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
 
 
 # ---------------------------------------------------------------------------------------------------- non-reentrant
-class _Dropped:
-    """Stands in a node's saved arguments for a tensor the segment made: where it sits in the graph, not its value."""
-
-    __slots__ = ("fn", "nr", "rg")
-
-    def __init__(self, t: Tensor):
-        self.fn, self.nr, self.rg = t._fn, t._nr, t._rg
-
-
 def _droppable(a, inputs: set) -> bool:
     """A saved value the segment drops: any tensor but its inputs and leaves that require grad (which the caller
     holds anyway, and whose identity backward needs)."""
@@ -141,6 +134,16 @@ class _Segment:
         inputs = {id(a) for a in list(self.args) + list(self.kwargs.values()) if isinstance(a, Tensor)}
         hook = self._prehook
         for node in recorded:
+            if isinstance(node, FunctionCtx):  # a custom Function: drop what it gave save_for_backward
+                if node._released or not any(_droppable(t, inputs) for t in node._saved):
+                    self.slots.append(None)
+                    continue
+                node._saved = tuple(_Dropped(t) if _droppable(t, inputs) else t for t in node._saved)
+                node._checkpointed = True
+                node.register_prehook(hook)
+                _segment_of[node] = self
+                self.slots.append(weakref.ref(node))
+                continue
             if node.args is None:  # already used and freed by a backward inside the function
                 self.slots.append(None)
                 continue
@@ -149,6 +152,7 @@ class _Segment:
             if node.save_args or node.save_ans:
                 node.args = tuple(_Dropped(a) if _droppable(a, inputs) else a for a in node.args)
                 node.register_prehook(hook)
+                _segment_of[node] = self
                 self.slots.append(weakref.ref(node))
             else:  # saves nothing: backward needs only shapes, never a recomputation
                 node.args = tuple(Meta(a) if isinstance(a, Tensor) else a for a in node.args)
@@ -201,15 +205,59 @@ class _Segment:
         self.done = True
 
 
+    def peek(self, node, read):
+        """``read()`` a value of ``node`` outside backward: recompute, read, and drop every value again (PyTorch
+        keeps recomputed values only for the backward that made them)."""
+        if self.done:
+            raise RuntimeError(FREED_MESSAGE)
+        nodes = [n for n in (ref() for ref in self.slots if ref is not None) if n is not None]
+        dropped = [(n, n._saved) if isinstance(n, FunctionCtx) else (n, n.args, n.out_st) for n in nodes]
+        self.recompute()
+        try:
+            return read()
+        finally:
+            for entry in dropped:
+                n = entry[0]
+                if isinstance(n, FunctionCtx):
+                    n._saved = entry[1]
+                else:
+                    n.args, n.out_st = entry[1], entry[2]
+            self.done = False
+
+
+_segment_of: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # node whose values were dropped -> _Segment
+
+
+def _peek(node, read):
+    seg = _segment_of.get(node)
+    if seg is None:
+        raise RuntimeError(FREED_MESSAGE)
+    return seg.peek(node, read)
+
+
+peek_dropped[0] = _peek
+
+
+def _regraph(a, r, version):
+    """The recomputed value ``r`` at the graph position of the dropped tensor ``a``, at the version backward expects."""
+    t = _wrap(r._st.data, a.fn, a.rg, a.nr)
+    t._st.version = version
+    return t
+
+
 def _give_back(orig, node) -> None:
     """Put the values that ``node`` (recorded by the recomputation) saved into ``orig`` (the forward's node), each
     at the graph position of the tensor it replaces, so higher derivatives still flow through the forward's graph."""
+    if isinstance(orig, FunctionCtx):
+        vs = orig._saved_versions
+        orig._saved = tuple(_regraph(a, r, vs[i] or 0) if isinstance(a, _Dropped) else a
+                            for i, (a, r) in enumerate(zip(orig._saved, node._saved)))
+        return
     vs = orig.versions
     args = []
     for i, (a, r) in enumerate(zip(orig.args, node.args)):
         if isinstance(a, _Dropped):
-            a = _wrap(r._st.data, a.fn, a.rg, a.nr)
-            a._st.version = vs[i] if vs is not None else 0
+            a = _regraph(a, r, vs[i] if vs is not None else 0)
         args.append(a)
     orig.args = tuple(args)
     if orig.save_ans:
@@ -230,9 +278,13 @@ class _CheckpointFunction(Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        tasks = running_tasks()
+        if tasks and tasks[-1].needed is not None:  # grad() or backward(inputs=...) reached this node
+            raise RuntimeError(_REENTRANT_PRUNED)
         saved = iter(ctx.saved_tensors)
         inputs = [next(saved) if a is None else a for a in ctx.args]
-        if gm.state.grad:  # create_graph: recompute from the inputs themselves, so higher derivatives reach them
+        create_graph = gm.state.grad
+        if create_graph:  # recompute from the inputs themselves, so higher derivatives reach them
             detached = inputs
         else:
             detached = [a.detach().requires_grad_(a.requires_grad) if isinstance(a, Tensor) else a for a in inputs]
@@ -249,8 +301,19 @@ class _CheckpointFunction(Function):
         pairs = [(o, g) for o, g in zip(outputs, grad_outputs) if isinstance(o, Tensor) and o.requires_grad]
         if not pairs:  # the recomputation recorded nothing to differentiate (e.g. the function runs under no_grad)
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not necessary")
-        wanted = [d for d in detached if isinstance(d, Tensor) and d.requires_grad]
-        grads = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
-                          create_graph=gm.state.grad) if pairs and wanted else [None] * len(wanted))
-        return (None, None) + tuple(next(grads) if isinstance(d, Tensor) and d.requires_grad else None
-                                    for d in detached)
+        if create_graph:  # lucid's extension: a differentiable gradient for the inputs (PyTorch's is not)
+            wanted = [d for d in detached if isinstance(d, Tensor) and d.requires_grad]
+            grads = iter(grad([o for o, _ in pairs], wanted, [g for _, g in pairs], allow_unused=True,
+                              create_graph=True) if wanted else ())
+            return (None, None) + tuple(next(grads) if isinstance(d, Tensor) and d.requires_grad else None
+                                        for d in detached)
+        # as PyTorch: a full backward of the recomputation, so the leaves the function closes over (a module's
+        # parameters) accumulate their gradients, and the detached inputs' .grad is this node's result
+        backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(d.grad if isinstance(d, Tensor) else None for d in detached)
+
+
+_REENTRANT_PRUNED = (
+    "When use_reentrant=True, torch.utils.checkpoint is incompatible with .grad() or passing an `inputs` parameter to "
+    ".backward(). To resolve this error, you can either set use_reentrant=False, or call .backward() without passing "
+    "the `inputs` argument.")

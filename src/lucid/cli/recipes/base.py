@@ -9,6 +9,8 @@ state, and lucid's RNG key (dropout) to continue exactly.
 """
 from __future__ import annotations
 
+import contextlib
+
 from pathlib import Path
 
 import numpy as np
@@ -87,12 +89,45 @@ class Recipe:
         return order[i * self.batch_size:(i + 1) * self.batch_size]
 
     def simple_step(self, loss_fn, *batch) -> dict:
-        """zero_grad, loss, backward, step for the single optimizer ``self.optimizer``."""
+        """zero_grad, loss, backward, step for the single optimizer ``self.optimizer`` (in mixed precision under
+        ``--amp``)."""
         self.optimizer.zero_grad()
-        loss = loss_fn(*batch)
-        loss.backward()
-        self.optimizer.step()
+        with self.autocast():
+            loss = loss_fn(*batch)
+        self.backward_and_step(loss, self.optimizer)
         return {"loss": loss}
+
+    # ---------------------------------------------------------------------------------------------- --amp
+    # A recipe whose train_step runs its forward and loss under self.autocast() and steps with
+    # self.backward_and_step supports --amp; the trainer sets ``amp`` ("bf16"/"fp16") and, for fp16, ``scaler``.
+    supports_amp = True
+    amp: str | None = None
+    scaler = None
+
+    def autocast(self):
+        """The forward-and-loss region: ``lucid.autocast`` on the device in use under ``--amp``, else nothing."""
+        if self.amp is None:
+            return contextlib.nullcontext()
+        dtype = lucid.bfloat16 if self.amp == "bf16" else lucid.float16
+        return lucid.autocast(lucid.get_default_device().type, dtype=dtype)
+
+    def backward_and_step(self, loss, optimizer, clip: float | None = None) -> None:
+        """``loss.backward()``, optional gradient-norm clipping to ``clip``, ``optimizer.step()``; with a
+        GradScaler (fp16) the loss is scaled, the gradients unscaled before clipping, and a step with inf/NaN
+        gradients skipped."""
+        params = [p for g in optimizer.param_groups for p in g["params"]]
+        if self.scaler is None:
+            loss.backward()
+            if clip is not None:
+                lucid.nn.utils.clip_grad_norm_(params, clip)
+            optimizer.step()
+            return
+        self.scaler.scale(loss).backward()
+        if clip is not None:
+            self.scaler.unscale_(optimizer)
+            lucid.nn.utils.clip_grad_norm_(params, clip)
+        self.scaler.step(optimizer)
+        self.scaler.update()
 
 
 def split(n: int, fraction: float, seed: int) -> tuple[np.ndarray, np.ndarray]:

@@ -111,6 +111,7 @@ class VAE(DigitsGenerator):
 
 
 class DCGAN(DigitsGenerator):
+    supports_amp = False  # its own training step (second derivatives or two optimizers): no --amp
     name = "dcgan"
     summary = "DCGAN (pytorch/examples Generator/Discriminator at 16x16) on the bundled digits"
     target = "pixel Frechet distance to the test digits <= 1"

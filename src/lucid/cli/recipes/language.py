@@ -146,10 +146,9 @@ class LSTMLM(CharLM):
 
     def train_step(self, x, y) -> dict:
         self.optimizer.zero_grad()
-        loss = self.mean_loss(x, y)
-        loss.backward()
-        lucid.nn.utils.clip_grad_norm_(self.model.parameters(), self.clip)
-        self.optimizer.step()
+        with self.autocast():
+            loss = self.mean_loss(x, y)
+        self.backward_and_step(loss, self.optimizer, clip=self.clip)
         return {"loss": loss}
 
     def generate(self, prompt: str, length: int, temperature: float, top_k: int | None) -> str:

@@ -14,6 +14,7 @@ from .base import Recipe
 
 
 class MAML(Recipe):
+    supports_amp = False  # its own training step (second derivatives or two optimizers): no --amp
     name = "maml"
     summary = "MAML, second-order meta-learning of sine-wave regression (1-40-40-1 MLP)"
     data = "generated sine tasks (amplitude 0.1-5, phase 0-pi, x in [-5, 5]; 10 support + 10 query points)"
@@ -88,6 +89,7 @@ class MAML(Recipe):
 
 
 class PINN(Recipe):
+    supports_amp = False  # its own training step (second derivatives or two optimizers): no --amp
     name = "pinn"
     summary = "physics-informed network solving Poisson's equation -lap(u) = f on the unit square"
     data = "generated collocation points (512 interior + 128 boundary, fresh every step)"
