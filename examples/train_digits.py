@@ -9,8 +9,9 @@ Everything is lucid: ``lucid.datasets.load_digits``, ``TensorDataset``/``DataLoa
 from __future__ import annotations
 
 import argparse
-import sys
 import time
+
+from tqdm import tqdm
 
 import lucid
 import lucid.nn as nn
@@ -29,16 +30,6 @@ def lenet() -> nn.Module:
         nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),   # 16 x 4 x 4
         nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),  # 32 x 2 x 2
         nn.Flatten(), nn.Linear(128, 64), nn.ReLU(), nn.Linear(64, 10))
-
-
-def progress(epoch: int, epochs: int, done: int, total: int, loss: float, start: float) -> None:
-    """One line that redraws itself: epoch, a bar, batches, running loss, elapsed time."""
-    width = 24
-    filled = width * done // total
-    bar = "#" * filled + "-" * (width - filled)
-    sys.stdout.write(f"\repoch {epoch:>3}/{epochs} [{bar}] {done:>3}/{total} loss {loss:.4f} "
-                     f"{time.perf_counter() - start:5.1f}s")
-    sys.stdout.flush()
 
 
 def evaluate(model: nn.Module, loader: DataLoader) -> float:
@@ -67,9 +58,11 @@ def train(model_name: str = "mlp", epochs: int = 30, seed: int = 0, batch_size: 
     model = mlp() if model_name == "mlp" else lenet()
     optimizer = lucid.optim.Adam(model.parameters(), lr=lr)
     scheduler = lucid.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=epochs)
-    interactive = sys.stdout.isatty()  # redraw the bar per batch on a terminal; one line per epoch otherwise
     start = time.perf_counter()
+    # one bar for the whole run (tqdm redraws it in a terminal and prints it at intervals into a pipe)
+    bar = tqdm(total=epochs * len(train_loader), unit="batch", disable=not verbose)
     for epoch in range(1, epochs + 1):
+        bar.set_description(f"epoch {epoch}/{epochs}")
         running = 0.0
         for i, (xb, yb) in enumerate(train_loader, 1):
             optimizer.zero_grad()
@@ -77,16 +70,15 @@ def train(model_name: str = "mlp", epochs: int = 30, seed: int = 0, batch_size: 
             loss.backward()
             optimizer.step()
             running += loss.item()
-            if verbose and (interactive or i == len(train_loader)):
-                progress(epoch, epochs, i, len(train_loader), running / i, start)
-        if verbose and not interactive:
-            sys.stdout.write("\n")
+            bar.update(1)
+            bar.set_postfix(loss=f"{running / i:.4f}", refresh=False)
         scheduler.step()
         if verbose and (epoch % 5 == 0 or epoch == epochs):
-            sys.stdout.write(f"{'  ' if interactive else ''}test accuracy {evaluate(model, test_loader):.3f}\n")
+            bar.write(f"epoch {epoch}: test accuracy {evaluate(model, test_loader):.3f}")
+    bar.close()
     accuracy = evaluate(model, test_loader)
     if verbose:
-        print(f"\n{model_name}: test accuracy {accuracy:.4f} on {len(test_set)} held-out digits "
+        print(f"{model_name}: test accuracy {accuracy:.4f} on {len(test_set)} held-out digits "
               f"({time.perf_counter() - start:.1f}s)")
     return accuracy
 
