@@ -160,6 +160,56 @@ def _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
     return mx.transpose(y, (1, 0, 2)).reshape(x.shape[0], *out, o)
 
 
+def _phase_taps(size, k, lo, dilation, input_dilation) -> list:
+    """For one dim of a stride-1 convolution of an input dilated by ``input_dilation`` (di): the taps of each output
+    phase r = p mod di, as (shift, tap) pairs. Output p = t*di + r reads dilated position p + tap*dilation - lo, a
+    real element u = t + shift exactly when that is a multiple of di; the other taps meet inserted zeros."""
+    return [[((r + j * dilation - lo) // input_dilation, j) for j in range(k)
+             if (r + j * dilation - lo) % input_dilation == 0] for r in range(input_dilation)]
+
+
+def _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_):
+    """A stride-1 convolution of an input dilated by the stride (the x-gradient of a strided convolution, and
+    conv_transpose), channels-last, without multiplying inserted zeros: z = x @ w gives every (input position, tap)
+    product in one matmul (col2im's columns); output phase r (p = t*di + r) sums, for its own taps, z shifted by
+    the tap's offset; the phases interleave into the output. MLX's own formulation (a convolution over the
+    explicitly dilated input) does di^n times the work and is 10-30x slower on the CPU; this one is also exact
+    in float64."""
+    n = x.ndim - 2
+    if flip_:
+        w = w[(slice(None),) + (slice(None, None, -1),) * n]
+    batch, sizes, ksize, o = x.shape[0], x.shape[1:-1], w.shape[1:-1], w.shape[0]
+    taps, cg = math.prod(ksize), x.shape[-1] // groups
+    # z[m, tap, g*Og + o] = sum_c x[m, g*Cg + c] w[g*Og + o, tap, c]
+    wm = mx.transpose(w.reshape(groups, o // groups, taps, cg), (0, 3, 2, 1)).reshape(groups, cg, -1)
+    if groups == 1:
+        z = mx.matmul(x.reshape(-1, cg), wm[0])
+    else:
+        z = mx.matmul(mx.transpose(x.reshape(-1, groups, cg), (1, 0, 2)), wm)  # (G, M, K*Og)
+        z = mx.transpose(z.reshape(groups, -1, taps, o // groups), (1, 2, 0, 3))
+    z = z.reshape(batch, *sizes, *ksize, o)
+    out = [(m - 1) * di + a + b + 1 - (k - 1) * d
+           for m, di, a, b, k, d in zip(sizes, input_dilation, lo, hi, ksize, dilation)]
+    length = [-(-p // di) for p, di in zip(out, input_dilation)]  # every phase computed at the longest's length
+    phases = [_phase_taps(*a) for a in zip(sizes, ksize, lo, dilation, input_dilation)]
+    shifts = [[s for ph in pd for s, _ in ph] or [0] for pd in phases]
+    pads = [(max(0, -min(s)), max(0, max(s) + t - m)) for s, t, m in zip(shifts, length, sizes)]
+    z = mx.pad(z, [(0, 0), *pads] + [(0, 0)] * (n + 1))  # every shifted window in range
+    parts = []
+    for phase in itertools.product(*(range(di) for di in input_dilation)):
+        acc = None
+        for tap in itertools.product(*(pd[r] for pd, r in zip(phases, phase))):
+            key = tuple(slice(a + s, a + s + t) for (a, _), (s, _), t in zip(pads, tap, length))
+            v = z[(slice(None), *key, *(j for _, j in tap))]
+            acc = v if acc is None else acc + v
+        parts.append(mx.zeros((batch, *length, o), z.dtype) if acc is None else acc)
+    # (N, *di, *length, O) -> (N, length_0, di_0, length_1, di_1, ..., O): output t*di + r
+    y = mx.stack(parts, 1).reshape(batch, *input_dilation, *length, o)
+    y = mx.transpose(y, [0] + [a for d in range(n) for a in (1 + n + d, 1 + d)] + [2 * n + 1])
+    y = y.reshape(batch, *(t * di for t, di in zip(length, input_dilation)), o)
+    return y[(slice(None),) + tuple(slice(0, p) for p in out)]
+
+
 def _crop_dilated(x, lo, hi, input_dilation):
     """Negative padding as cropping of x itself (MLX mishandles it together with input dilation): the elements of
     x that fall in a cropped margin of the dilated input are dropped and the margin's rest becomes padding."""
@@ -185,8 +235,11 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bia
             return mx.moveaxis(y if bias is None else y + bias, -1, 1)
     x, w = mx.moveaxis(x, 1, -1), mx.moveaxis(w, 1, -1)
     # MLX's CPU kernels: float64 only float32-accurate, kernel dilation and input dilation on a slow generic path,
-    # groups only in 1-D and 2-D; im2col covers those, and an explicitly dilated input is faster than MLX's own
-    if x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4):
+    # groups only in 1-D and 2-D. An input dilated by a stride (x-gradients, conv_transpose) goes through col2im,
+    # the rest of those through im2col; an explicitly dilated input is faster than MLX's own input dilation
+    if max(input_dilation) > 1 and max(stride) == 1:
+        y = _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_)
+    elif x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4):
         y = _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_)
     else:
         for d, di in enumerate(input_dilation):
