@@ -408,3 +408,25 @@ def test_strided_conv_input_gradient_under_compile_and_create_graph():
     np.testing.assert_allclose(compiled.detach().numpy(), eager.detach().numpy(), rtol=1e-10, atol=1e-12)
     check_grads(lambda w: input_grad(lucid.tensor(x0, requires_grad=True), w).square().sum(),
                 lucid.tensor(w0, requires_grad=True))
+
+
+@pytest.mark.parametrize("n, cin, cout, kw", [
+    (2, 8, 2, dict(stride=2, padding=1)), (2, 2, 8, dict(stride=2, padding=1, output_padding=1)),
+    (2, 6, 4, dict(stride=3, padding=2, groups=2, dilation=2)), (1, 4, 6, dict(stride=2, groups=2, dilation=3)),
+    (3, 4, 2, dict(stride=(2, 1, 3), padding=(1, 0, 1))), (2, 9, 3, dict(stride=4, padding=0))])
+def test_conv_transpose_weight_gradient_matches_torch(n, cin, cout, kw):
+    """conv_transpose's weight gradient, phase by phase, with its columns taken of the side with fewer channels
+    (both sides appear: wide-to-narrow as in DCGAN's generator, and narrow-to-wide)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    g = kw.get("groups", 1)
+    x, w = rng.uniform(-1, 1, (2, cin) + (5, 4, 3)[:n]), rng.uniform(-1, 1, (cin, cout // g) + (3, 4, 2)[:n])
+    fn = getattr(F, f"conv_transpose{n}d")
+    out = fn(lucid.tensor(x), lucid.tensor(w), **kw)
+    v = rng.uniform(-1, 1, tuple(out.shape))
+    lw = lucid.tensor(w, requires_grad=True)
+    (gw,) = lucid.autograd.grad(fn(lucid.tensor(x), lw, **kw), [lw], lucid.tensor(v))
+    tw = torch.tensor(w, requires_grad=True)
+    tout = getattr(torch.nn.functional, f"conv_transpose{n}d")(torch.tensor(x), tw, **kw)
+    (want,) = torch.autograd.grad(tout, [tw], torch.tensor(v))
+    np.testing.assert_allclose(gw.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)

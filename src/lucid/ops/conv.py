@@ -137,7 +137,7 @@ def _patches(x, stride, lo, hi, dilation, input_dilation, ksize) -> tuple[mx.arr
         elem[d] = elem[d + 1] * x.shape[d + 1]
     strides = ([elem[0]] + [elem[d + 1] * stride[d] for d in range(n)] + [elem[d + 1] * dilation[d] for d in range(n)]
                + [1])
-    cols = mx.as_strided(x, (x.shape[0], *out, *ksize, x.shape[-1]), strides)
+    cols = mx.as_strided(mx.contiguous(x), (x.shape[0], *out, *ksize, x.shape[-1]), strides)
     return cols.reshape(x.shape[0], *out, math.prod(ksize), x.shape[-1]), out
 
 
@@ -210,6 +210,47 @@ def _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_):
     return y[(slice(None),) + tuple(slice(0, p) for p in out)]
 
 
+def _wgrad_phases(x, g, lo, dilation, input_dilation, groups, ksize):
+    """The weight gradient of ``_conv_col2im`` (conv_transpose's), channels-last, (O, K, Cg), phase by phase: the
+    taps of output phase r meet x shifted by consecutive multiples of one step, so g's phase r (every di-th output)
+    times the im2col of x for a stride-1 convolution is their gradient. im2col over the dilated input would read
+    di^n times as many columns, most of them inserted zeros. The columns are taken of whichever of x and g has
+    fewer channels (shifting g's phase the other way instead of x: sum_t g[t] x[t + s] = sum_u x[u] g[u - s])."""
+    n, o, c = len(ksize), g.shape[-1], x.shape[-1]
+    phases = [_phase_taps(*a) for a in zip(x.shape[1:-1], ksize, lo, dilation, input_dilation)]
+    length = [-(-p // di) for p, di in zip(g.shape[1:-1], input_dilation)]
+    # g's phases: (N, T_0, di_0, T_1, di_1, ..., O), phase r at [:, :, r_0, :, r_1, ...]
+    g = mx.pad(g, [(0, 0)] + [(0, t * di - p) for t, di, p in zip(length, input_dilation, g.shape[1:-1])] + [(0, 0)])
+    g = g.reshape(g.shape[0], *(a for t, di in zip(length, input_dilation) for a in (t, di)), o)
+    shift_g = o < c
+    xm = mx.transpose(x.reshape(-1, groups, c // groups), (1, 2, 0)) if shift_g else None  # (G, Cg, M)
+    parts, order = [], []
+    for phase in itertools.product(*(range(di) for di in input_dilation)):
+        taps = [pd[r] for pd, r in zip(phases, phase)]
+        if not all(taps):
+            continue
+        step = [t[1][0] - t[0][0] if len(t) > 1 else 1 for t in taps]
+        span = [(len(t) - 1) * st for t, st in zip(taps, step)]
+        gr = g[(slice(None),) + tuple(a for r in phase for a in (slice(None), r))]
+        if shift_g:  # window u, tap M-1-m reads g[u - shift_m]: the taps come out reversed
+            lo_r = [t[0][0] + sp for t, sp in zip(taps, span)]
+            hi_r = [m - ln - a + sp for m, ln, a, sp in zip(x.shape[1:-1], length, lo_r, span)]
+            cols, _ = _patches(gr, (1,) * n, lo_r, hi_r, step, (1,) * n, [len(t) for t in taps])
+            gw = mx.matmul(xm, _grouped(cols, groups))  # (G, Cg, Mr*Og)
+            gw = mx.transpose(gw.reshape(groups, c // groups, -1, o // groups), (0, 3, 2, 1))
+            taps = [t[::-1] for t in taps]
+        else:  # window t, tap m reads x[t + shift_m]
+            lo_r = [-t[0][0] for t in taps]
+            hi_r = [ln - m - a + sp for ln, m, a, sp in zip(length, x.shape[1:-1], lo_r, span)]
+            cols, _ = _patches(x, (1,) * n, lo_r, hi_r, step, (1,) * n, [len(t) for t in taps])
+            gm = mx.transpose(gr.reshape(-1, groups, o // groups), (1, 2, 0))  # (G, Og, M)
+            gw = mx.matmul(gm, _grouped(cols, groups))  # (G, Og, Mr*Cg)
+        parts.append(gw.reshape(o, -1, c // groups))
+        order += [sum(j * math.prod(ksize[d + 1:]) for d, (_, j) in enumerate(tap)) for tap in itertools.product(*taps)]
+    inverse = sorted(range(len(order)), key=order.__getitem__)  # the phases' taps back in row-major kernel order
+    return mx.take(mx.concatenate(parts, 1), mx.array(inverse), axis=1)
+
+
 def _crop_dilated(x, lo, hi, input_dilation):
     """Negative padding as cropping of x itself (MLX mishandles it together with input dilation): the elements of
     x that fall in a cropped margin of the dilated input are dropped and the margin's rest becomes padding."""
@@ -259,9 +300,12 @@ def _conv_wgrad_fwd(x, g, stride, lo, hi, dilation, input_dilation, groups, flip
         x, lo, hi = _crop_dilated(x, lo, hi, input_dilation)
         if 0 in x.shape[2:]:  # the convolution only saw padding
             return mx.zeros((o, x.shape[1] // groups, *ksize), x.dtype)
-    cols, _ = _patches(mx.moveaxis(x, 1, -1), stride, lo, hi, dilation, input_dilation, ksize)
-    gm = mx.transpose(mx.moveaxis(g, 1, -1).reshape(-1, groups, o // groups), (1, 2, 0))  # (G, Og, M)
-    gw = mx.matmul(gm, _grouped(cols, groups))  # (G, Og, K*Cg)
+    if max(input_dilation) > 1 and max(stride) == 1:
+        gw = _wgrad_phases(mx.moveaxis(x, 1, -1), mx.moveaxis(g, 1, -1), lo, dilation, input_dilation, groups, ksize)
+    else:
+        cols, _ = _patches(mx.moveaxis(x, 1, -1), stride, lo, hi, dilation, input_dilation, ksize)
+        gm = mx.transpose(mx.moveaxis(g, 1, -1).reshape(-1, groups, o // groups), (1, 2, 0))  # (G, Og, M)
+        gw = mx.matmul(gm, _grouped(cols, groups))  # (G, Og, K*Cg)
     gw = mx.moveaxis(gw.reshape(o, *ksize, -1), -1, 1)
     return gw[(slice(None), slice(None)) + (slice(None, None, -1),) * n] if flip_ else gw
 
