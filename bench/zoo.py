@@ -194,7 +194,8 @@ class MLXLSTMLM(mnn.Module):
 def lstm_weights(sd):
     out = [(k, mx.array(sd[k])) for k in ("encoder.weight", "decoder.weight", "decoder.bias")]
     for i in range(LSTM_CONFIG["nlayers"]):  # mlx.nn.LSTM: one bias, gates i, f, g, o as PyTorch's
-        out += [(f"rnn.{i}.Wx", mx.array(sd[f"rnn.weight_ih_l{i}"])), (f"rnn.{i}.Wh", mx.array(sd[f"rnn.weight_hh_l{i}"])),
+        out += [(f"rnn.{i}.Wx", mx.array(sd[f"rnn.weight_ih_l{i}"])),
+                (f"rnn.{i}.Wh", mx.array(sd[f"rnn.weight_hh_l{i}"])),
                 (f"rnn.{i}.bias", mx.array(sd[f"rnn.bias_ih_l{i}"] + sd[f"rnn.bias_hh_l{i}"]))]
     return out
 

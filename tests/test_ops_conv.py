@@ -366,7 +366,7 @@ def test_convolution_with_bias_is_one_node_as_in_pytorch():
     assert F.conv_transpose2d(x, leaf(2, 3, 3, 3), b).grad_fn.name() == "ConvolutionBackward0"
 
 
-# ---------------------------------------------------------------------------------------------------- strided x-gradients
+# -------------------------------------------------------------------------------------------------- strided x-gradients
 def _strided_cases():
     """DCGAN's 4x4 stride 2 pad 1, ResNet's 3x3 and 1x1 stride 2, strides past the kernel (empty phases), kernel
     dilation and groups: the x-gradient of each is computed phase by phase (col2im), never over inserted zeros."""
