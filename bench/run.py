@@ -1,6 +1,7 @@
 """lucid against pure MLX (and PyTorch when installed): training steps, HVP, backward scaling, tape overhead, memory.
 
-    python -m bench                    # everything (~5 minutes on 2 cores); writes bench/RESULTS.md (+ results.png)
+    python -m bench                    # everything (~15 minutes on 2 cores: the zoo workloads take ~10, MLX's
+                                       # DCGAN steps ~5 s each); writes bench/RESULTS.md (+ results.png)
     python -m bench --quick            # fewer repeats and shorter chains: a smoke run, writes nothing
     python -m bench --only cnn --only memory --output /tmp/r.md
     python bench/run.py ...            # the same

@@ -335,7 +335,7 @@ def test_matches_pytorch_outputs_and_gradients(name, kwargs):
         np.testing.assert_allclose(_np(lp.grad), tp.grad.numpy(), atol=1e-10, err_msg=n)
 
 
-# --------------------------------------------------------------------------- LSTM: higher orders, float32, lucid.compile
+# -------------------------------------------------------------------------- LSTM: higher orders, float32, lucid.compile
 def test_lstm_second_derivative_through_time():
     m = nn.LSTM(2, 3, dtype=F64)
     check_grads(lambda x, h0, c0: m(x, (h0, c0))[0], leaf(3, 1, 2), leaf(1, 1, 3, seed=1), leaf(1, 1, 3, seed=2))
