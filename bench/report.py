@@ -40,8 +40,8 @@ def _mb(n: int) -> str:
 def timing_table(results: list[WorkloadResult], notes: Notes) -> str:
     impls = [i for i in IMPLEMENTATIONS if any(i in r.samples or i in r.errors for r in results)]
     out = ["| workload | " + " | ".join(f"{NAMES[i]} ms" for i in impls)
-           + " | lucid / MLX eager | lucid.compile / mx.compile | same result |",
-           "|---|" + "---:|" * len(impls) + "---:|---:|---|"]
+           + " | lucid / MLX eager | lucid.compile / mx.compile | lucid / PyTorch eager | same result |",
+           "|---|" + "---:|" * len(impls) + "---:|---:|---:|---|"]
     for r in results:
         cells = []
         for i in impls:
@@ -61,7 +61,8 @@ def timing_table(results: list[WorkloadResult], notes: Notes) -> str:
         else:
             same = "not checked"
         out.append(f"| {r.title} | " + " | ".join(cells) + f" | {_ratio(r.samples.get('lucid'), r.samples.get('mlx'))}"
-                   f" | {_ratio(r.samples.get('lucid.compile'), r.samples.get('mx.compile'))} | {same} |")
+                   f" | {_ratio(r.samples.get('lucid.compile'), r.samples.get('mx.compile'))}"
+                   f" | {_ratio(r.samples.get('lucid'), r.samples.get('torch'))} | {same} |")
     return "\n".join(out)
 
 

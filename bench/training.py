@@ -22,7 +22,7 @@ import numpy as np
 import lucid
 from lucid import _checks
 
-from . import models
+from . import models, zoo
 from .harness import UNCHECKED, Settings, run_implementations
 
 
@@ -38,6 +38,8 @@ class Spec:
     lr: float
     target_eager: float        # the target for lucid eager / MLX eager
     nchw: bool = False         # input is an image batch: MLX gets it as NHWC
+    loss: Callable | None = None      # (F, model, x, y) -> loss, where the model is not a classifier of x
+    mlx_loss: Callable | None = None  # (model, x, y) -> loss for the mlx.nn twin; cross-entropy when None
 
 
 def _classes(shape, classes: int):
@@ -64,6 +66,20 @@ SPECS = {
     "transformer": Spec("transformer", "Transformer LM 2 layers d=128 4 heads, seq 64, batch 16, vocab 256, AdamW",
                         partial(models.tiny_lm, **LM), partial(models.MLXTinyLM, **LM), models.lm_weights,
                         _tokens(16, LM["seq"], LM["vocab"]), "AdamW", 1e-3, 1.10),
+    # the zoo (bench/zoo.py): lucid's own model, the same source run by PyTorch, an mlx.nn twin
+    "gpt": Spec("gpt", "zoo GPT (nanoGPT) 2 layers d=64 4 heads, seq 64, batch 16, vocab 65, AdamW", zoo.gpt,
+                partial(zoo.MLXGPT, **zoo.GPT_CONFIG), zoo.gpt_weights, _tokens(16, 64, 65), "AdamW", 1e-3, 1.10,
+                loss=zoo.gpt_loss),
+    "resnet": Spec("resnet", "zoo ResNet-18 (width 16, CIFAR stem) 32x32, batch 16, SGD", zoo.resnet18,
+                   zoo.MLXResNet18, zoo.resnet_weights, _classes((16, 3, 32, 32), 10), "SGD", 0.01, 1.10, nchw=True),
+    "dcgan": Spec("dcgan", "zoo DCGAN generator step D(G(z)) 32x32, ngf=ndf=64, batch 16, Adam", zoo.dcgan,
+                  partial(zoo.MLXGAN, **zoo.DCGAN_CONFIG), zoo.dcgan_weights,
+                  lambda rng: (rng.standard_normal((16, 100, 1, 1), dtype=np.float32), np.ones(16, np.float32)),
+                  "Adam", 2e-4, 1.10, nchw=True, loss=zoo.bce_loss,
+                  mlx_loss=lambda model, x, y: mnn.losses.binary_cross_entropy(model(x), y, with_logits=False)),
+    "lstm_lm": Spec("lstm_lm", "zoo LSTM LM (word_language_model) 2x128, emb 64, seq 64, batch 32, vocab 65, Adam",
+                    zoo.lstm_lm, partial(zoo.MLXLSTMLM, **zoo.LSTM_CONFIG), zoo.lstm_weights, _tokens(32, 64, 65),
+                    "Adam", 3e-3, 1.10, loss=zoo.lstm_loss),
 }
 
 
@@ -91,7 +107,7 @@ def pytorch_style(root, spec: Spec, state: dict, batch: tuple, compiled: bool = 
 
     def step(x, y):
         optimizer.zero_grad()
-        loss = _loss(F, model(x), y)
+        loss = spec.loss(F, model, x, y) if spec.loss else _loss(F, model(x), y)
         loss.backward()
         optimizer.step()
         return loss
@@ -118,6 +134,8 @@ def mlx_style(spec: Spec, state: dict, batch: tuple, compiled: bool = False) -> 
     y = mx.array(y)
 
     def loss_fn(model, x, y):
+        if spec.mlx_loss:
+            return spec.mlx_loss(model, x, y)
         return mnn.losses.cross_entropy(model(x), y, reduction="mean")
 
     loss_and_grad = mnn.value_and_grad(model, loss_fn)

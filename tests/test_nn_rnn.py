@@ -333,3 +333,32 @@ def test_matches_pytorch_outputs_and_gradients(name, kwargs):
     np.testing.assert_allclose(_np(lx.grad), tx.grad.numpy(), atol=1e-10)
     for (n, tp), lp in zip(tm.named_parameters(), lm.parameters()):
         np.testing.assert_allclose(_np(lp.grad), tp.grad.numpy(), atol=1e-10, err_msg=n)
+
+
+# -------------------------------------------------------------------------- LSTM: higher orders, float32, lucid.compile
+def test_lstm_second_derivative_through_time():
+    m = nn.LSTM(2, 3, dtype=F64)
+    check_grads(lambda x, h0, c0: m(x, (h0, c0))[0], leaf(3, 1, 2), leaf(1, 1, 3, seed=1), leaf(1, 1, 3, seed=2))
+
+
+def test_lstm_float32_agrees_with_float64_and_with_lucid_compile():
+    """A two-layer LSTM's loss and gradients in float32 against float64, eagerly and traced by lucid.compile."""
+    lucid.manual_seed(0)
+    m64 = nn.LSTM(3, 5, 2, dtype=F64)
+    m32 = nn.LSTM(3, 5, 2)
+    m32.load_state_dict({k: v.float() for k, v in m64.state_dict().items()})
+    x = np.random.default_rng(7).uniform(-1, 1, (6, 2, 3))
+
+    def grads(m, dtype):
+        m.zero_grad()
+        out, (h, c) = m(lucid.tensor(x, dtype=dtype))
+        loss = (out * out).sum() + (c * h).sum()
+        loss.backward()
+        return [loss.detach()] + [p.grad.clone() for p in m.parameters()]
+
+    want = [_np(g) for g in grads(m64, F64)]
+    eager = [_np(g) for g in grads(m32, lucid.float32)]
+    compiled = [_np(g) for g in lucid.compile(lambda: grads(m32, lucid.float32), state=[m32])()]
+    for a, b, w in zip(eager, compiled, want):
+        np.testing.assert_allclose(a, w, rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

@@ -364,3 +364,69 @@ def test_convolution_with_bias_is_one_node_as_in_pytorch():
     assert out.grad_fn.name() == "ConvolutionBackward0"
     assert all(f.variable is t for (f, _), t in zip(out.grad_fn.next_functions[:3], (x, w, b)))
     assert F.conv_transpose2d(x, leaf(2, 3, 3, 3), b).grad_fn.name() == "ConvolutionBackward0"
+
+
+# -------------------------------------------------------------------------------------------------- strided x-gradients
+def _strided_cases():
+    """DCGAN's 4x4 stride 2 pad 1, ResNet's 3x3 and 1x1 stride 2, strides past the kernel (empty phases), kernel
+    dilation and groups: the x-gradient of each is computed phase by phase (col2im), never over inserted zeros."""
+    for k, s, p, d, g in [(4, 2, 1, 1, 1), (3, 2, 1, 1, 1), (1, 2, 0, 1, 1), (2, 3, 0, 1, 1), (3, 2, 2, 2, 1),
+                          (3, 3, 1, 1, 2), (5, 2, 2, 1, 1), (4, 4, 3, 2, 2)]:
+        yield k, s, p, d, g
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_strided_conv_input_gradient_sweep_matches_numpy(dtype):
+    rng = np.random.default_rng(4)
+    for k, s, p, d, g in _strided_cases():
+        for size in (7, 8):
+            x = lucid.tensor(rng.uniform(-1, 1, (2, 2 * g, size, size + 1)), dtype=getattr(lucid, dtype),
+                             requires_grad=True)
+            w = rng.uniform(-1, 1, (2 * g, 2, k, k))
+            y = F.conv2d(x, lucid.tensor(w, dtype=x.dtype), stride=s, padding=p, dilation=d, groups=g)
+            v = rng.uniform(-1, 1, tuple(y.shape))
+            (gx,) = lucid.autograd.grad(y, [x], lucid.tensor(v, dtype=x.dtype))
+            op = [n - ((m - 1) * s - 2 * p + d * (k - 1) + 1) for n, m in zip(x.shape[2:], y.shape[2:])]
+            want = np_conv_transpose(v, w, None, s, p, op, g, d)
+            tol = 1e-12 if dtype == "float64" else 1e-5
+            np.testing.assert_allclose(gx.numpy(), want, rtol=tol, atol=tol, err_msg=f"k{k} s{s} p{p} d{d} g{g}")
+
+
+def test_strided_conv_input_gradient_under_compile_and_create_graph():
+    """The same x-gradient eagerly, inside lucid.compile, and as a graph of its own (create_graph, then its
+    gradient w.r.t. the weight: the VJP of the col2im path)."""
+    rng = np.random.default_rng(5)
+    x0, w0 = rng.uniform(-1, 1, (2, 3, 8, 8)), rng.uniform(-1, 1, (4, 3, 4, 4))
+
+    def input_grad(x, w):
+        (gx,) = lucid.autograd.grad(F.conv2d(x, w, stride=2, padding=1).square().sum(), [x], create_graph=True)
+        return gx
+
+    x, w = (lucid.tensor(a, requires_grad=True) for a in (x0, w0))
+    eager = input_grad(x, w)
+    compiled = lucid.compile(input_grad)(x, w)
+    np.testing.assert_allclose(compiled.detach().numpy(), eager.detach().numpy(), rtol=1e-10, atol=1e-12)
+    check_grads(lambda w: input_grad(lucid.tensor(x0, requires_grad=True), w).square().sum(),
+                lucid.tensor(w0, requires_grad=True))
+
+
+@pytest.mark.parametrize("n, cin, cout, kw", [
+    (2, 8, 2, dict(stride=2, padding=1)), (2, 2, 8, dict(stride=2, padding=1, output_padding=1)),
+    (2, 6, 4, dict(stride=3, padding=2, groups=2, dilation=2)), (1, 4, 6, dict(stride=2, groups=2, dilation=3)),
+    (3, 4, 2, dict(stride=(2, 1, 3), padding=(1, 0, 1))), (2, 9, 3, dict(stride=4, padding=0))])
+def test_conv_transpose_weight_gradient_matches_torch(n, cin, cout, kw):
+    """conv_transpose's weight gradient, phase by phase, with its columns taken of the side with fewer channels
+    (both sides appear: wide-to-narrow as in DCGAN's generator, and narrow-to-wide)."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    g = kw.get("groups", 1)
+    x, w = rng.uniform(-1, 1, (2, cin) + (5, 4, 3)[:n]), rng.uniform(-1, 1, (cin, cout // g) + (3, 4, 2)[:n])
+    fn = getattr(F, f"conv_transpose{n}d")
+    out = fn(lucid.tensor(x), lucid.tensor(w), **kw)
+    v = rng.uniform(-1, 1, tuple(out.shape))
+    lw = lucid.tensor(w, requires_grad=True)
+    (gw,) = lucid.autograd.grad(fn(lucid.tensor(x), lw, **kw), [lw], lucid.tensor(v))
+    tw = torch.tensor(w, requires_grad=True)
+    tout = getattr(torch.nn.functional, f"conv_transpose{n}d")(torch.tensor(x), tw, **kw)
+    (want,) = torch.autograd.grad(tout, [tw], torch.tensor(v))
+    np.testing.assert_allclose(gw.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
