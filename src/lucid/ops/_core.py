@@ -82,20 +82,22 @@ class OpNode(Node):
 
     def output_meta(self, nr):
         m = self.meta
-        if m is None:
+        if m is None:  # read once: every consumer's backward asks, and release() keeps it
             d = self.out_st.data
-            return d.shape, d.dtype
+            m = self.meta = (d.shape, d.dtype)
         return m
 
     def rebind_output(self, st) -> None:
         """After an in-place op, this node's output lives in the written tensor's storage at its new version."""
         self.out_st = st
         self.out_v = st.version
+        self.meta = None
 
     def release(self) -> None:
         if self.out_st is not None:
-            d = self.out_st.data
-            self.meta = (d.shape, d.dtype)
+            if self.meta is None:
+                d = self.out_st.data
+                self.meta = (d.shape, d.dtype)
             self.out_st = None
         if self.save_args or self.save_ans:
             self.args = None
@@ -154,9 +156,13 @@ class OpNode(Node):
             if st.version != self.out_v:
                 _version_error(self, st.version, self.out_v)
             ans = st.data
-        if len(args) == 1:
+        n = len(args)
+        if n == 1:
             a = args[0]
             args = (a._st.data if isinstance(a, Tensor) else a,)
+        elif n == 2:
+            a, b = args
+            args = (a._st.data if isinstance(a, Tensor) else a, b._st.data if isinstance(b, Tensor) else b)
         else:
             args = tuple([a._st.data if isinstance(a, Tensor) else a for a in args])
         g = grads[0]
