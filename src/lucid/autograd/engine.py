@@ -341,9 +341,13 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         for i, e in enumerate(capture):
             slots.setdefault(e, []).append(i)
 
+    # Without create_graph nothing in the walk is recorded, so the gradients flow between nodes as MLX arrays: a
+    # node that can (``raw`` OpNodes, whose VJPs compute on arrays as written) runs its VJP on arrays, with no Tensor
+    # or Node made per backward op. Hooks, other nodes, captured results and .grad see Tensors, wrapped at the edge.
+    raw = not create_graph and not _anomaly["enabled"]
     buffers: dict = {}
     for (node, nr), seed in pairs:
-        _add_to(buffers, node, nr, seed)
+        _add_to(buffers, node, nr, seed._st.data if raw else seed)
 
     mode_before, autocast_before = gm.state.grad, gm.state.autocast
     gm.state.grad = bool(create_graph)
@@ -357,12 +361,22 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             if grads is None or (needed is not None and node not in needed):
                 continue
             if type(node) is AccumulateGrad:
-                _visit_leaf(node, grads[0], accumulate, create_graph, captured, slots if capture else None)
+                g = grads[0]
+                _visit_leaf(node, _wrap(g) if raw else g, accumulate, create_graph, captured,
+                            slots if capture else None)
                 continue
             hooks = node._hooks
+            nxt = node.next
+            if raw:
+                if node.raw and hooks is None and captured is None:
+                    in_grads = node.apply_raw(grads, needed)
+                    if not retain_graph:
+                        node.release()
+                    _pass_on(buffers, node, nxt, in_grads, needed, True)
+                    continue
+                grads = [None if g is None else _wrap(g) for g in grads]
             if hooks is not None and (hooks.tensor_pre or hooks.retain):
                 grads = _tensor_pre_hooks(hooks, grads, create_graph)
-            nxt = node.next
             if captured is not None:
                 for nr, g in enumerate(grads):
                     for i in slots.get((node, nr), ()):
@@ -381,22 +395,9 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                 node.release()
             if hooks is not None and hooks.post:
                 in_grads = _post_hooks(hooks, in_grads, grads)
-            for i, e in enumerate(nxt):
-                g = in_grads[i]
-                if e is None or g is None:
-                    continue
-                m, nr = e
-                if needed is not None and m not in needed:
-                    continue
-                shape, dtype = m.output_meta(nr)
-                a = g._st.data
-                if a.shape != shape or a.dtype != dtype:
-                    g = _conform(g, shape, dtype, node, i)
-                buf = buffers.get(m)
-                if buf is None:
-                    buf = buffers[m] = [None] * m.num_outputs
-                prev = buf[nr]
-                buf[nr] = g if prev is None else prev + g
+            if raw:
+                in_grads = [g if g is None else g._st.data for g in in_grads]
+            _pass_on(buffers, node, nxt, in_grads, needed, raw)
         callbacks = task.callbacks
         while callbacks:  # queue_callback: after the walk, still inside it (a callback may queue another)
             callbacks.pop(0)()
@@ -406,6 +407,27 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     finally:
         tasks.pop()
         gm.state.grad, gm.state.autocast = mode_before, autocast_before
+
+
+def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool) -> None:
+    """Add a node's input gradients (Tensors, or MLX arrays when ``raw``) into the buffers of the nodes its edges
+    lead to, each conformed to the shape and dtype of the tensor it is for."""
+    for i, e in enumerate(nxt):
+        g = in_grads[i]
+        if e is None or g is None:
+            continue
+        m, nr = e
+        if needed is not None and m not in needed:
+            continue
+        shape, dtype = m.output_meta(nr)
+        a = g if raw else g._st.data
+        if a.shape != shape or a.dtype != dtype:
+            g = _conform_array(a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
+        buf = buffers.get(m)
+        if buf is None:
+            buf = buffers[m] = [None] * m.num_outputs
+        prev = buf[nr]
+        buf[nr] = g if prev is None else prev + g
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:
@@ -429,11 +451,7 @@ def _conform(g: Tensor, shape: tuple, dtype, producer, index: int) -> Tensor:
     a = g._st.data
     gshape = a.shape
     if gshape != shape:
-        lead = len(gshape) - len(shape)
-        if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
-            raise RuntimeError(f"Function {producer.name()} returned an invalid gradient at index {index} - got "
-                               f"{_shape_str(gshape)} but expected shape compatible with {_shape_str(shape)}")
-        dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
+        lead, dims = _broadcast_dims(gshape, shape, producer, index)
         if dims:
             g = g.sum(dim=dims, keepdim=True)
         if lead:
@@ -441,6 +459,28 @@ def _conform(g: Tensor, shape: tuple, dtype, producer, index: int) -> Tensor:
     if a.dtype != dtype:
         g = g.to(dtype)
     return g
+
+
+def _conform_array(a, shape: tuple, dtype, producer, index: int):
+    """``_conform`` on an MLX array (the raw walk): the same sum, reshape and cast that those lucid ops compute."""
+    if a.shape != shape:
+        lead, dims = _broadcast_dims(a.shape, shape, producer, index)
+        if dims:
+            a = mx.sum(a, axis=dims, keepdims=True)
+        if lead:
+            a = mx.reshape(a, shape)
+    if a.dtype != dtype:
+        a = a.astype(dtype)
+    return a
+
+
+def _broadcast_dims(gshape: tuple, shape: tuple, producer, index: int) -> tuple:
+    """How a gradient of ``gshape`` maps back onto ``shape``: (leading dims to drop, dims to sum)."""
+    lead = len(gshape) - len(shape)
+    if lead < 0 or any(s != 1 and s != gs for s, gs in zip(shape, gshape[lead:])):
+        raise RuntimeError(f"Function {producer.name()} returned an invalid gradient at index {index} - got "
+                           f"{_shape_str(gshape)} but expected shape compatible with {_shape_str(shape)}")
+    return lead, tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gshape[lead + i] != 1)
 
 
 def _tensor_pre_hooks(hooks, grads: list, create_graph) -> list:

@@ -47,6 +47,14 @@ _NO_KWARGS: dict = {}  # never mutated
 # second backward through it without retain_graph raises; no argument's value is read, so no version is checked
 SAVES_INDEX: dict = {}  # never mutated
 _new = object.__new__
+_Storage = Storage  # no __init__: calling the class is cheaper than object.__new__(Storage)
+
+
+def leaf_edge(t) -> tuple:
+    """The edge into a leaf that requires grad: its AccumulateGrad node, shared while one is alive."""
+    ref = t._accum
+    fn = ref() if ref is not None else None
+    return (fn if fn is not None else accumulator(t), 0)
 
 
 class OpNode(Node):
@@ -73,20 +81,22 @@ class OpNode(Node):
 
     def output_meta(self, nr):
         m = self.meta
-        if m is None:
+        if m is None:  # read once: every consumer's backward asks, and release() keeps it
             d = self.out_st.data
-            return d.shape, d.dtype
+            m = self.meta = (d.shape, d.dtype)
         return m
 
     def rebind_output(self, st) -> None:
         """After an in-place op, this node's output lives in the written tensor's storage at its new version."""
         self.out_st = st
         self.out_v = st.version
+        self.meta = None
 
     def release(self) -> None:
         if self.out_st is not None:
-            d = self.out_st.data
-            self.meta = (d.shape, d.dtype)
+            if self.meta is None:
+                d = self.out_st.data
+                self.meta = (d.shape, d.dtype)
             self.out_st = None
         if self.save_args or self.save_ans:
             self.args = None
@@ -128,6 +138,50 @@ class OpNode(Node):
                 raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
                                    "implemented")
             res.append(f(g, ans, *args, **kw))
+        return res
+
+    def apply_raw(self, grads: list, needed=None) -> list:
+        """``apply`` on MLX arrays, for a walk that records nothing (engine.py): the gradients come and go as arrays
+        and the VJP gets the saved values as arrays. Only ops declared ``raw`` (their VJPs compute on arrays as
+        written: operators and lucid ops, which return arrays for array arguments while ``grad`` is None) get it."""
+        args = self.args
+        if args is None:
+            raise RuntimeError(FREED_MESSAGE)
+        if self.save_args:
+            self._check_versions(args)
+        ans = None
+        if self.save_ans:
+            st = self.out_st
+            if st.version != self.out_v:
+                _version_error(self, st.version, self.out_v)
+            ans = st.data
+        n = len(args)
+        if n == 1:
+            a = args[0]
+            args = (a._st.data if isinstance(a, Tensor) else a,)
+        elif n == 2:
+            a, b = args
+            args = (a._st.data if isinstance(a, Tensor) else a, b._st.data if isinstance(b, Tensor) else b)
+        else:
+            args = tuple([a._st.data if isinstance(a, Tensor) else a for a in args])
+        g = grads[0]
+        kw = self.kwargs
+        vjps = self.vjps
+        res = []
+        _state.grad = None  # lucid ops given only arrays return arrays
+        try:
+            for i, e in enumerate(self.next):
+                if e is None or (needed is not None and e[0] not in needed):
+                    res.append(None)
+                    continue
+                f = vjps[i] if i < len(vjps) else None
+                if f is None:
+                    raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
+                                       "implemented")
+                r = f(g, ans, *args, **kw)
+                res.append(r._st.data if isinstance(r, Tensor) else r)
+        finally:
+            _state.grad = False
         return res
 
     def _tensor_input_grads(self, grads: list) -> list:
@@ -228,7 +282,7 @@ def node_name_for(name: str) -> str:
 
 
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
-          differentiable: bool = True):
+          differentiable: bool = True, raw: bool = False):
     """Declare a differentiable op (see the module docstring). Returns the op function."""
     if not differentiable:
         return _make_nondiff(name, fwd)
@@ -236,7 +290,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     cls = type(node or node_name_for(name), (OpNode,), {
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
         "save_args": isinstance(save, dict) or save in ("args", "both"), "save_ans": save in ("ans", "both"),
-        "save_needs": save if isinstance(save, dict) else None, "op_name": name,
+        "save_needs": save if isinstance(save, dict) else None, "op_name": name, "raw": raw and vjp_all is None,
         "__module__": __name__,
     })
 
@@ -249,7 +303,80 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             return call_with_out(op, args, kwargs)
         if autocast_policy is not None and _state.autocast is not None:  # lucid.autocast casts the inputs
             args, kwargs = _state.autocast.apply(autocast_policy, args, kwargs)
-        st = _new(Storage)
+        # One or two positional arguments (nearly every call) are unwrapped without a loop or a list (in CPython
+        # 3.11 a comprehension is a function call of its own); more go through the general ``record``.
+        n = len(args)
+        if n == 1:
+            a = args[0]
+            b = None
+            ta = isinstance(a, Tensor)
+            tb = False
+        elif n == 2:
+            a, b = args
+            ta = isinstance(a, Tensor)
+            tb = isinstance(b, Tensor)
+        else:
+            return record(args, kwargs)
+        grad = _state.grad
+        ea = eb = None
+        if grad:  # the edges of the inputs that require grad
+            if ta and a._rg:
+                fn = a._fn
+                ea = (fn, a._nr) if fn is not None else leaf_edge(a)
+            if tb and b._rg:
+                fn = b._fn
+                eb = (fn, b._nr) if fn is not None else leaf_edge(b)
+        elif grad is None and not ta and not tb:  # the raw backward (engine.py) calling this op on arrays
+            return fwd(*args, **kwargs)
+        try:  # (free until MLX raises)
+            ad = a._st.data if ta else a
+            if n == 1:
+                d = fwd(ad, **kwargs) if kwargs else fwd(ad)
+            else:
+                bd = b._st.data if tb else b
+                d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
+        except ValueError as e:
+            _mlx_error(name, e, args)
+        st = _Storage()
+        st.data = d
+        st.version = 0
+        st.views = None
+        out = _new(Tensor)
+        out._st = st
+        out._nr = 0
+        out._grad = out._accum = out._extra = None
+        if ea is None and eb is None:
+            out._rg = False
+            out._fn = None
+            if not grad and _state.inference:
+                out._ex().inference = True
+            return out
+        versions = None
+        if save_args and (ta and a._st.version or tb and b._st.version):  # rare: an input was written in place
+            versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
+        if saves_values and (ta and a._extra is not None and a._extra.inference
+                             or tb and b._extra is not None and b._extra.inference):
+            _inference_error()
+        node = _new(cls)  # OpNode.__init__, inlined: a Python-level __init__ frame costs as much as the node itself
+        node._hooks = node.meta = None
+        node.next = [ea] if n == 1 else [ea, eb]
+        node.args = args
+        node.kwargs = kwargs or _NO_KWARGS  # a shared {}: one object less per node
+        node.out_st = st
+        node.out_v = 0
+        node.versions = versions
+        out._rg = True
+        out._fn = node
+        if _watch["on"]:  # anomaly mode or a non-reentrant checkpoint is watching
+            node_recorded(node)
+        return out
+
+    def record(args, kwargs):
+        """The op on any number of arguments: one pass over them unwraps Tensors and collects the edges."""
+        grad = _state.grad
+        if grad is None and not any(isinstance(a, Tensor) for a in args):  # a raw backward calling on arrays
+            return fwd(*args, **kwargs)
+        st = _Storage()
         st.version = 0
         st.views = None
         out = _new(Tensor)
@@ -258,7 +385,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         out._grad = out._accum = out._extra = None
         out._rg = False
         out._fn = None
-        if not _state.grad:  # no recording: unwrap, call MLX, wrap
+        if not grad:  # no recording: unwrap, call MLX, wrap
             try:  # (free until MLX raises)
                 st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
@@ -266,7 +393,6 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             if _state.inference:
                 out._ex().inference = True
             return out
-        # recording: one pass over the arguments unwraps Tensors and collects the edges
         arrays = []
         edges = []
         rg = inference = False
@@ -282,12 +408,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 if a._rg:
                     rg = True
                     fn = a._fn
-                    if fn is None:
-                        ref = a._accum
-                        fn = ref() if ref is not None else None
-                        edges.append((fn if fn is not None else accumulator(a), 0))
-                    else:
-                        edges.append((fn, a._nr))
+                    edges.append((fn, a._nr) if fn is not None else leaf_edge(a))
                     continue
             else:
                 arrays.append(a)
@@ -300,8 +421,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             _mlx_error(name, e, args)
         if rg:
             out._rg = True
-            out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)  # a shared {}: one object less per node
-            if _watch["on"]:  # anomaly mode or a non-reentrant checkpoint is watching
+            out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
+            if _watch["on"]:
                 node_recorded(out._fn)
         return out
 
@@ -404,6 +525,8 @@ def _make_nondiff(name, fwd):
     def op(*args, **kwargs):
         if kwargs and "out" in kwargs:
             return call_with_out(op, args, kwargs)
+        if _state.grad is None and not any(isinstance(a, Tensor) for a in args):  # the raw backward, on arrays
+            return fwd(*args, **kwargs)
         try:
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:

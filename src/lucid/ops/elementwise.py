@@ -83,22 +83,23 @@ def _divide_rounded(a, b, rounding_mode):
 
 
 # ---------------------------------------------------------------------------------------------------- arithmetic
-_add = defop("add", _binary(mx.add), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), save=None)
-_sub = defop("sub", _binary(mx.subtract), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None)
+_add = defop("add", _binary(mx.add), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), save=None, raw=True)
+_sub = defop("sub", _binary(mx.subtract), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None, raw=True)
 _rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a)),
-              vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1")
+              vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1", raw=True)
 # each operand's value is needed only for the other's gradient (and y's for its own in div): as in PyTorch, `x * c`
-# with c not requiring grad does not check x's version, so x may be written in place before backward
-mul = defop("mul", _binary(mx.multiply), save={0: (1,), 1: (0,)},
-            vjp=(lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x))
-_div = defop("div", _binary(mx.divide), save={0: (1,), 1: (0, 1)},
-             vjp=(lambda g, ans, x, y: g / y, lambda g, ans, x, y: -g * x / (y * y)))
+# with c not requiring grad does not check x's version, so x may be written in place before backward. The VJPs call
+# the ops by name (what `g * y` calls on Tensors) so that on arrays (the raw backward) they keep PyTorch's promotion.
+mul = defop("mul", _binary(mx.multiply), save={0: (1,), 1: (0,)}, raw=True,
+            vjp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(g, x)))
+_div = defop("div", _binary(mx.divide), save={0: (1,), 1: (0, 1)}, raw=True,
+             vjp=(lambda g, ans, x, y: _div(g, y), lambda g, ans, x, y: _div(mul(neg(g), x), mul(y, y))))
 _div_rounded = defop("div", _binary(_int_division(_divide_rounded)), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
 floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide)), vjp=(_zeros, _zeros), save=None)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
 _remainder_scalar = defop("remainder", _binary(_int_division(mx.remainder)), vjp=_REMAINDER_VJP, node="RemainderBackward0")
 _remainder_tensor = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward1")
-neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None)
+neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None, raw=True)
 
 
 def remainder(input, other) -> Tensor:
@@ -176,25 +177,25 @@ def pow(input, exponent) -> Tensor:  # noqa: A001  (PyTorch's name)
 
 # ---------------------------------------------------------------------------------------------------- unary math
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-abs = defop("abs", mx.abs, vjp=lambda g, ans, x: g * sign(x))  # noqa: A001
-exp = defop("exp", _f64.by_dtype(mx.exp, _f64.exp), vjp=lambda g, ans, x: g * ans, save="ans")
-exp2 = defop("exp2", lambda a: mx.power(2.0, a), vjp=lambda g, ans, x: g * ans * _LN2, save="ans")
-log = defop("log", mx.log, vjp=lambda g, ans, x: g / x)
-log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2))
-log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10))
-log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0")  # str.title()
-expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans")
-sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans")
-rsqrt = defop("rsqrt", mx.rsqrt, vjp=lambda g, ans, x: g * -0.5 * ans * ans * ans, save="ans")
-square = defop("square", mx.square, vjp=lambda g, ans, x: g * 2 * x, node="PowBackward0")
-reciprocal = defop("reciprocal", mx.reciprocal, vjp=lambda g, ans, x: -g * ans * ans, save="ans")
-sin = defop("sin", _f64.by_dtype(mx.sin, _f64.sin), vjp=lambda g, ans, x: g * cos(x))
-cos = defop("cos", _f64.by_dtype(mx.cos, _f64.cos), vjp=lambda g, ans, x: -g * sin(x))
-tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans")
-tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans")
+abs = defop("abs", mx.abs, vjp=lambda g, ans, x: g * sign(x), raw=True)  # noqa: A001
+exp = defop("exp", _f64.by_dtype(mx.exp, _f64.exp), vjp=lambda g, ans, x: g * ans, save="ans", raw=True)
+exp2 = defop("exp2", lambda a: mx.power(2.0, a), vjp=lambda g, ans, x: g * ans * _LN2, save="ans", raw=True)
+log = defop("log", mx.log, vjp=lambda g, ans, x: g / x, raw=True)
+log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2), raw=True)
+log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10), raw=True)
+log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0", raw=True)  # str.title()
+expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans", raw=True)
+sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans", raw=True)
+rsqrt = defop("rsqrt", mx.rsqrt, vjp=lambda g, ans, x: g * -0.5 * ans * ans * ans, save="ans", raw=True)
+square = defop("square", mx.square, vjp=lambda g, ans, x: g * 2 * x, node="PowBackward0", raw=True)
+reciprocal = defop("reciprocal", mx.reciprocal, vjp=lambda g, ans, x: -g * ans * ans, save="ans", raw=True)
+sin = defop("sin", _f64.by_dtype(mx.sin, _f64.sin), vjp=lambda g, ans, x: g * cos(x), raw=True)
+cos = defop("cos", _f64.by_dtype(mx.cos, _f64.cos), vjp=lambda g, ans, x: -g * sin(x), raw=True)
+tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans", raw=True)
+tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans", raw=True)
 sigmoid = defop("sigmoid", _f64.by_dtype(mx.sigmoid, _f64.sigmoid), vjp=lambda g, ans, x: g * ans * (1 - ans),
-                save="ans")
-relu = defop("relu", lambda a: mx.maximum(a, mx.array(0, a.dtype)), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans")
+                save="ans", raw=True)
+relu = defop("relu", lambda a: mx.maximum(a, mx.array(0, a.dtype)), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans", raw=True)
 
 # piecewise constant: zero gradient, but the result still requires grad (as in PyTorch)
 sign = defop("sign", mx.sign, vjp=_zeros, save=None)

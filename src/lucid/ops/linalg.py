@@ -46,13 +46,13 @@ def _mv_fwd(m, v):
 
 
 # the transpose of the last two dims, for the VJPs (x.mT)
-_mT = defop("transpose", lambda a: mx.swapaxes(a, -1, -2), vjp=lambda g, ans, x: _mT(g), save=None)
+_mT = defop("transpose", lambda a: mx.swapaxes(a, -1, -2), vjp=lambda g, ans, x: _mT(g), save=None, raw=True)
 
 # a product's gradient w.r.t. one factor reads only the other factor (PyTorch saves each only when needed)
 PRODUCT_SAVE = {0: (1,), 1: (0,)}
 _dot = defop("dot", _dot_fwd, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: g * b, lambda g, ans, a, b: g * a))
 _mv = defop("mv", _mv_fwd, save=PRODUCT_SAVE, vjp=(lambda g, ans, m, v: g.reshape(-1, 1) * v, lambda g, ans, m, v: _mv(_mT(m), g)))
-_mm = defop("mm", _product, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: _mm(g, _mT(b)), lambda g, ans, a, b: _mm(_mT(a), g)))
+_mm = defop("mm", _product, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: _mm(g, _mT(b)), lambda g, ans, a, b: _mm(_mT(a), g)), raw=True)
 # batched and broadcasting products (3-D and up, or 2-D with N-D); gradients of broadcast batch dims are summed
 # back by the engine
 _bmm = defop("bmm", _product, save=PRODUCT_SAVE, vjp=(lambda g, ans, a, b: _bmm(g, _mT(b)), lambda g, ans, a, b: _bmm(_mT(a), g)))

@@ -57,9 +57,9 @@ def _linear_gw(g, ans, *args):
 # 2-D linear as one op each (PyTorch records addmm/mm and a TBackward0 for weight.t(); one node here, 3 fewer ops in
 # backward): the names are PyTorch's, the inputs (bias, input, weight) / (input, weight)
 # the bias's value is needed by no gradient; x only by W's and W only by x's (so a Linear on data keeps no weight)
-_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save={1: (2,), 2: (1,)}, vjp=(
+_linear_bias = defop("addmm", _linear_bias_fwd, node="AddmmBackward0", save={1: (2,), 2: (1,)}, raw=True, vjp=(
     lambda g, ans, b, x, w: g.sum(0) if b.ndim == 1 else g, _linear_gx, _linear_gw))
-_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", save=PRODUCT_SAVE, vjp=(_linear_gx, _linear_gw))
+_linear_nobias = defop("mm", _linear_fwd, node="MmBackward0", save=PRODUCT_SAVE, vjp=(_linear_gx, _linear_gw), raw=True)
 
 
 def _check_linear_dtypes(input, weight, bias) -> None:
