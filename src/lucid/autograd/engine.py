@@ -342,6 +342,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             slots.setdefault(e, []).append(i)
 
     buffers: dict = {}
+    undefined: set = set()  # nodes an undefined (None) gradient was sent to: they run even if nothing else comes
     for (node, nr), seed in pairs:
         _add_to(buffers, node, nr, seed)
 
@@ -355,6 +356,8 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None or (needed is not None and node not in needed):
+                if grads is None and node in undefined and (needed is None or node in needed):
+                    _visit_undefined(node, buffers, undefined, needed, retain_graph, captured, slots if capture else None)
                 continue
             if type(node) is AccumulateGrad:
                 _visit_leaf(node, grads[0], accumulate, create_graph, captured, slots if capture else None)
@@ -383,7 +386,11 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                 in_grads = _post_hooks(hooks, in_grads, grads)
             for i, e in enumerate(nxt):
                 g = in_grads[i]
-                if e is None or g is None:
+                if g is None:
+                    if e is not None and (needed is None or e[0] in needed):
+                        undefined.add(e[0])
+                    continue
+                if e is None:
                     continue
                 m, nr = e
                 if needed is not None and m not in needed:
@@ -406,6 +413,49 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     finally:
         tasks.pop()
         gm.state.grad, gm.state.autocast = mode_before, autocast_before
+
+
+def _visit_undefined(node, buffers, undefined, needed, retain_graph, captured, slots) -> None:
+    """A node that only undefined gradients reached (a backward returned None for its edge; gradcheck's
+    UndefinedGrad). PyTorch runs it all the same: its tensor hooks and pre-hooks see None, a custom Function's
+    backward gets zeros (or None with ``ctx.set_materialize_grads(False)``) and what it returns flows on; a built-in
+    node passes undefined gradients on to all its inputs."""
+    if type(node) is AccumulateGrad:
+        ex = node.variable._extra
+        if ex is not None and ex.leaf_hooks:
+            for fn in list(ex.leaf_hooks.values()):
+                fn(None)
+        return
+    grads = [None] * node.num_outputs
+    hooks = node._hooks
+    if hooks is not None and hooks.tensor_pre:
+        grads = _tensor_pre_hooks(hooks, grads, False)
+    nxt = node.next
+    if captured is not None and not any(e is not None and e[0] in needed for e in nxt):
+        return  # grad(): an input's own node with nothing further to reach is not run
+    if hooks is not None and hooks.pre:
+        grads = _node_pre_hooks(hooks, grads)
+    if node.runs_on_undefined or any(g is not None for g in grads):
+        in_grads = node.apply(grads, needed)
+    else:
+        in_grads = [None] * len(nxt)
+    if not retain_graph:
+        node.release()
+    if hooks is not None and hooks.post:
+        in_grads = _post_hooks(hooks, in_grads, grads)
+    for i, e in enumerate(nxt):
+        if e is None or (needed is not None and e[0] not in needed):
+            continue
+        g = in_grads[i]
+        if g is None:
+            undefined.add(e[0])
+            continue
+        m, nr = e
+        shape, dtype = m.output_meta(nr)
+        a = g._st.data
+        if a.shape != shape or a.dtype != dtype:
+            g = _conform(g, shape, dtype, node, i)
+        _add_to(buffers, m, nr, g)
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:

@@ -162,6 +162,7 @@ class Node:
 
     __slots__ = ("_hooks", "__weakref__")
     num_outputs = 1
+    runs_on_undefined = False  # called by the engine when only undefined (None) gradients reach it
 
     def name(self) -> str:
         return type(self).__name__
