@@ -73,6 +73,14 @@ CASES = [
     # is a matmul inside lucid, a native kernel in PyTorch; lucid's bilinear is an einsum, on no CPU list itself)
     ("adaptive_avg_pool3d_uneven", lambda t, m, f: f.adaptive_avg_pool3d(m(VOL5), 3), F32),
     ("bilinear", lambda t, m, f: f.bilinear(m(X), m(X), m(_arr(3, 8, 8))), F32),
+    # linalg: lstsq is on the CPU fp32 list (its inputs cast up, its matmuls stay float32); linalg.pinv is composite
+    # in PyTorch (the SVD in the input's dtype, then a matmul, lowered); pinverse's overload is on the fp32 list
+    ("lstsq", lambda t, m, f: t.linalg.lstsq(m(X), m(_arr(4, 2))).solution, F32),
+    ("lstsq_of_low", lambda t, m, f: t.linalg.lstsq(f.linear(m(X), m(W)), m(_arr(4, 2))).solution, F32),
+    ("pinv", lambda t, m, f: t.linalg.pinv(m(X)), LOW),
+    ("pinv_hermitian", lambda t, m, f: t.linalg.pinv(m(W) + m(W).mT, hermitian=True), LOW),
+    ("pinverse", lambda t, m, f: t.pinverse(m(X)), F32),
+    ("pinverse_of_low", lambda t, m, f: t.pinverse(f.linear(m(X), m(W))), F32),
     # a call with out= is not autocast
     ("mm_out", lambda t, m, f: t.mm(m(X), m(W), out=t.empty(4, 8)), F32),
     ("matmul_out", lambda t, m, f: t.matmul(m(X), m(W), out=t.empty(4, 8)), F32),

@@ -311,6 +311,19 @@ def test_once_differentiable():
         g.backward()
 
 
+def test_once_differentiable_error_is_raised_by_grad_wrt_the_incoming_gradient():
+    # deliberately unlike PyTorch, whose Error node leads to detached aliases of the results, so that
+    # grad(..., go, allow_unused=True) there returns None instead of raising (README: how lucid differs)
+    x = lucid.tensor(2.0, requires_grad=True)
+    go = lucid.ones((), requires_grad=True)
+    g = grad(CubeOD.apply(x), x, go, create_graph=True)
+    assert g.grad_fn.name() == "<Error>"
+    for allow_unused in (False, True):
+        with pytest.raises(RuntimeError, match="@once_differentiable"):
+            grad(g, go, allow_unused=allow_unused)
+    assert grad(g, x, allow_unused=True) is None
+
+
 def test_calling_instance_is_legacy_error():
     with pytest.raises(RuntimeError, match="Legacy autograd function with non-static forward method is deprecated"):
         Cube()(lucid.tensor(1.0))

@@ -332,3 +332,46 @@ def test_leaf_grad_is_accumulated_in_place_across_backward_calls():
     (x * x).sum().backward()
     assert x.grad is g
     np.testing.assert_array_equal(g.numpy(), [3.0 + 2.0, 3.0 + 4.0])
+
+
+@pytest.mark.parametrize("write", [
+    lambda y: y.add_(y * 2),
+    lambda y: y.mul_(y.sin() * 2),
+    lambda y: y.add_((y * 2).exp().sum()),
+])
+def test_inplace_write_of_a_value_computed_from_itself_leaves_no_reference_cycle(write):
+    # y.op_(f(y)): f's node saved y and y's new grad_fn sits above it; the write swaps the saved y for a tensor on
+    # its storage, so the graph is freed by reference counting alone
+    import gc
+    import weakref
+    x = lucid.ones(3, requires_grad=True)
+    gc.disable()
+    try:
+        y = x.clone()
+        write(y)
+        alive_y, alive_fn = weakref.ref(y), weakref.ref(y.grad_fn)
+        del y
+        assert alive_y() is None and alive_fn() is None
+    finally:
+        gc.enable()
+
+
+def test_inplace_write_of_a_value_computed_from_itself_keeps_pytorchs_gradients_and_errors():
+    x = lucid.tensor([0.5, 1.0, 2.0], requires_grad=True)
+    y = x.clone()
+    y.add_(y * 2)  # y = 3x
+    (y * y).sum().backward()
+    assert x.grad.tolist() == [9.0, 18.0, 36.0]  # 18 x
+    y = x.clone()
+    y.add_(y * 2)
+    g = lucid.autograd.grad((y * y).sum(), x, create_graph=True)
+    assert lucid.autograd.grad(g.sum(), x).tolist() == [18.0, 18.0, 18.0]
+    x.grad = None
+    y = lucid.zeros(3)
+    y.add_(x * y + x.exp())  # x * y saved y's value before the write
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        (y * y).sum().backward()
+    y = x.clone()
+    y.mul_(y * y)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        y.sum().backward()

@@ -69,6 +69,13 @@ class Size(tuple):
 _INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.uint16, mx.uint32, mx.uint64))
 
 
+def _on_storage(st, fn, rg: bool, nr: int) -> "Tensor":
+    """Another Tensor on the storage ``st`` (its value and version counter), in the graph at ``(fn, nr)``."""
+    t = _wrap(st.data, fn, rg, nr)
+    t._st = st
+    return t
+
+
 def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     """The fast constructor used by every op."""
     st = _new(Storage)
@@ -633,8 +640,10 @@ class Tensor:
             st.version += 1
         regraph = new._fn is not None or self._fn is not None
         if new._fn is not None:
+            fn, nr, rg = self._fn, self._nr, self._rg
             _views.rebind_grad_fn(self, new._fn, new._nr, True)
             new._fn.rebind_output(st)
+            _views.unsave(self, new._fn, fn, lambda: _on_storage(st, fn, rg, nr))
         elif self._fn is not None:  # the new value depends on nothing that requires grad
             _views.rebind_grad_fn(self, None, 0, False)
         after_write(st, False, regraph)

@@ -257,6 +257,32 @@ def rebind_grad_fn(t, fn, nr: int, rg: bool) -> None:
         fn.hooks().retain[nr] = weakref.ref(t)
 
 
+_UNSAVE_BUDGET = 32  # nodes looked at per in-place write: y.op_(f(y)) has f's few nodes right below the write's
+
+
+def unsave(t, fn, stop, snapshot) -> None:
+    """Break the cycle of ``y.op_(f(y))``: a node of ``f`` saved the Tensor ``y``, and ``y`` now has the write's
+    node ``fn`` above that node as its grad_fn, so only the cyclic GC could free them. The nodes below ``fn`` (up to
+    ``stop``, ``y``'s grad_fn before the write, and at most a budget of them) get ``snapshot()`` in place of ``y``: a
+    Tensor on ``y``'s storage (same value and version counter, so an in-place error is still raised where one is
+    due) in ``y``'s place in the graph before the write, as PyTorch's SavedVariable unpacks it."""
+    snap = None
+    seen = {stop}
+    todo = [fn]
+    while todo and len(seen) <= _UNSAVE_BUDGET:
+        n = todo.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        for attr in ("args", "_saved"):  # OpNode's saved arguments, a custom Function's save_for_backward
+            held = getattr(n, attr, None)
+            if type(held) is tuple and any(a is t for a in held):
+                if snap is None:
+                    snap = snapshot()
+                setattr(n, attr, tuple(snap if a is t else a for a in held))
+        todo.extend(e[0] for e in n.next if e is not None)
+
+
 def root_tensor(t):
     """PyTorch's ``_base``: the tensor a view was (ultimately) taken of; None for a tensor that is no view."""
     info = info_of(t)

@@ -346,6 +346,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     # or Node made per backward op. Hooks, other nodes, captured results and .grad see Tensors, wrapped at the edge.
     raw = not create_graph and not _anomaly["enabled"]
     buffers: dict = {}
+    undefined: set = set()  # nodes an undefined (None) gradient was sent to: they run even if nothing else comes
     for (node, nr), seed in pairs:
         _add_to(buffers, node, nr, seed._st.data if raw else seed)
 
@@ -359,6 +360,9 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None or (needed is not None and node not in needed):
+                if grads is None and node in undefined and (needed is None or node in needed):
+                    _visit_undefined(node, buffers, undefined, needed, retain_graph, captured,
+                                     slots if capture else None, raw)
                 continue
             if type(node) is AccumulateGrad:
                 g = grads[0]
@@ -372,7 +376,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                     in_grads = node.apply_raw(grads, needed)
                     if not retain_graph:
                         node.release()
-                    _pass_on(buffers, node, nxt, in_grads, needed, True)
+                    _pass_on(buffers, node, nxt, in_grads, needed, True, undefined)
                     continue
                 grads = [None if g is None else _wrap(g) for g in grads]
             if hooks is not None and (hooks.tensor_pre or hooks.retain):
@@ -397,7 +401,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                 in_grads = _post_hooks(hooks, in_grads, grads)
             if raw:
                 in_grads = [g if g is None else g._st.data for g in in_grads]
-            _pass_on(buffers, node, nxt, in_grads, needed, raw)
+            _pass_on(buffers, node, nxt, in_grads, needed, raw, undefined)
         callbacks = task.callbacks
         while callbacks:  # queue_callback: after the walk, still inside it (a callback may queue another)
             callbacks.pop(0)()
@@ -409,15 +413,19 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
         gm.state.grad, gm.state.autocast = mode_before, autocast_before
 
 
-def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool) -> None:
+def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: set) -> None:
     """Add a node's input gradients (Tensors, or MLX arrays when ``raw``) into the buffers of the nodes its edges
-    lead to, each conformed to the shape and dtype of the tensor it is for."""
+    lead to, each conformed to the shape and dtype of the tensor it is for; a None (undefined) gradient marks the
+    node it was for in ``undefined``, which the walk then runs all the same (``_visit_undefined``)."""
     for i, e in enumerate(nxt):
-        g = in_grads[i]
-        if e is None or g is None:
+        if e is None:
             continue
         m, nr = e
         if needed is not None and m not in needed:
+            continue
+        g = in_grads[i]
+        if g is None:
+            undefined.add(m)
             continue
         shape, dtype = m.output_meta(nr)
         a = g if raw else g._st.data
@@ -428,6 +436,39 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool) -> None:
             buf = buffers[m] = [None] * m.num_outputs
         prev = buf[nr]
         buf[nr] = g if prev is None else prev + g
+
+
+def _visit_undefined(node, buffers, undefined, needed, retain_graph, captured, slots, raw: bool) -> None:
+    """A node that only undefined gradients reached (a backward returned None for its edge; gradcheck's
+    UndefinedGrad). PyTorch runs it all the same: its tensor hooks and pre-hooks see None, a custom Function's
+    backward gets zeros (or None with ``ctx.set_materialize_grads(False)``) and what it returns flows on; a built-in
+    node passes undefined gradients on to all its inputs."""
+    if type(node) is AccumulateGrad:
+        ex = node.variable._extra
+        if ex is not None and ex.leaf_hooks:
+            for fn in list(ex.leaf_hooks.values()):
+                fn(None)
+        return
+    grads = [None] * node.num_outputs
+    hooks = node._hooks
+    if hooks is not None and hooks.tensor_pre:
+        grads = _tensor_pre_hooks(hooks, grads, False)
+    nxt = node.next
+    if captured is not None and not any(e is not None and e[0] in needed for e in nxt):
+        return  # grad(): an input's own node with nothing further to reach is not run
+    if hooks is not None and hooks.pre:
+        grads = _node_pre_hooks(hooks, grads)
+    if node.runs_on_undefined or any(g is not None for g in grads):
+        in_grads = node.apply(grads, needed)
+    else:
+        in_grads = [None] * len(nxt)
+    if not retain_graph:
+        node.release()
+    if hooks is not None and hooks.post:
+        in_grads = _post_hooks(hooks, in_grads, grads)
+    if raw:
+        in_grads = [g if g is None else g._st.data for g in in_grads]
+    _pass_on(buffers, node, nxt, in_grads, needed, raw, undefined)
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:

@@ -33,6 +33,7 @@ class FunctionCtx(Node):
     _fn_class = None  # the Function subclass
     _non_diff_nrs = ()  # output slots marked non-differentiable (set per call only when there are any)
     _materialize_non_diff_grads = True  # PyTorch's ctx flag: False leaves those slots' gradients None
+    runs_on_undefined = True  # backward runs even when no output got a gradient (zeros, or None unmaterialized)
     _checkpointed = False  # saved tensors dropped by a non-reentrant checkpoint (set per call only then)
     _unpacked_by = None  # checkpointed: weakref to the backward walk that read the recomputed values
 

@@ -11,6 +11,7 @@ from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
 from .engine import grad
+from .graph import Node, edge_of
 
 
 class GradcheckError(RuntimeError):
@@ -101,6 +102,67 @@ def _analytical(outputs: list, rg_inputs: list, nondet_tol: float):
     return jac, zero_ok, reentrant
 
 
+class UndefinedGradBackward(Node):
+    """Passes an undefined gradient (None) to its input whatever it receives (PyTorch's UndefinedGrad)."""
+
+    __slots__ = ("next", "_meta")
+
+    def __init__(self, t: Tensor):
+        self._hooks = None
+        self.next = [edge_of(t)]
+        self._meta = (t._st.data.shape, t._st.data.dtype)
+
+    def output_meta(self, nr):
+        return self._meta
+
+    def apply(self, grads, needed=None):
+        return [None]
+
+    def release(self):
+        pass
+
+
+def undefined_grad(t: Tensor) -> Tensor:
+    """``t``'s value, but every gradient that reaches it goes on to ``t``'s graph as undefined."""
+    return _wrap(t._st.data, UndefinedGradBackward(t), True) if t.requires_grad else t
+
+
+_UNDEFINED_MSG = ("Expected backward function to handle undefined output grads. Please look at \"Notes about "
+                  "undefined output gradients\" in \"tools/autograd/derivatives.yaml\"")
+
+
+def _warn_bc_breaking():
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is enabled by default, "
+                  "but it may break existing callers of this function. If this is true for you, you can call this "
+                  "function with \"check_undefined_grad=False\" to disable the feature", UserWarning, stacklevel=3)
+
+
+def _check_undefined_grad(func, inputs: tuple, rg_inputs: list) -> None:
+    """Every backward must accept undefined output gradients: with all of them undefined (then one at a time when
+    there are several outputs) the input gradients must be None or zero, and nothing may raise (PyTorch's
+    ``_test_undefined_backward_mode``)."""
+    def check(outs):
+        try:
+            gs = grad(outs, rg_inputs, [_wrap(mx.zeros_like(o._st.data)) for o in outs], allow_unused=True)
+        except RuntimeError as e:
+            _warn_bc_breaking()
+            raise GradcheckError(_UNDEFINED_MSG) from e
+        if any(g is not None and np.any(to_numpy(g._st.data)) for g in gs):
+            _warn_bc_breaking()
+            raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are "
+                                 "undefined or zero. Please look at \"Notes about undefined output gradients\" in "
+                                 "\"tools/autograd/derivatives.yaml\"")
+
+    def outputs():
+        return [o for o in _differentiable_outputs(func(*inputs)) if o.requires_grad]
+
+    check([undefined_grad(o) for o in outputs()])
+    n = len(outputs())
+    if n > 1:  # one undefined at a time
+        for k in range(n):
+            check([undefined_grad(o) if j == k else o for j, o in enumerate(outputs())])
+
+
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False,
@@ -148,6 +210,13 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
                     f"The tolerance for nondeterminism was {nondet_tol}.")
     if not zero_ok:
         return fail("backward not multiplied by grad_output")
+    if check_undefined_grad and check_backward_ad:
+        try:
+            _check_undefined_grad(func, inputs, rg_inputs)
+        except GradcheckError:
+            if raise_exception:
+                raise
+            return False
     return True
 
 
@@ -179,4 +248,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol)
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad)

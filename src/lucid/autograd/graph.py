@@ -163,6 +163,7 @@ class Node:
     __slots__ = ("_hooks", "__weakref__")
     num_outputs = 1
     raw = False  # whether ``apply_raw`` (MLX arrays in and out) serves a walk that records nothing (ops/_core.py)
+    runs_on_undefined = False  # called by the engine when only undefined (None) gradients reach it
 
     def name(self) -> str:
         return type(self).__name__

@@ -30,8 +30,10 @@ from .elementwise import abs
 from .linalg import matmul
 from .shape import clone, movedim
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
+from .autocast_policy import POLICY
 
 _CPU = mx.cpu
+_NO_KWARGS: dict = {}  # never mutated
 
 linalg_slogdet = namedtuple("linalg_slogdet", ["sign", "logabsdet"])
 linalg_inv_ex = namedtuple("linalg_inv_ex", ["inverse", "info"])
@@ -335,6 +337,16 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * s_max) count as zero (rtol =
     eps * max(m, n) by default). ``hermitian`` uses eigh (A must be symmetric). The gradient assumes the rank
     stays constant."""
+    autocast = _gm_state.autocast
+    if autocast is not None:
+        # PyTorch's linalg.pinv(A, atol=, rtol=) is composite: the SVD in A's dtype, the closing product a matmul,
+        # which autocast lowers (pinverse's overload is on the fp32 list instead: the declared op's policy)
+        _gm_state.autocast = None
+        try:
+            P = pinv(A, atol=atol, rtol=rtol, hermitian=hermitian)
+        finally:
+            _gm_state.autocast = autocast
+        return autocast.apply(POLICY["matmul"], (P,), _NO_KWARGS)[0][0]
     A = _matrices(A, "linalg.pinv", square=hermitian)
     return _g.pinv(A, _tolerance(atol), _tolerance(rtol), hermitian)
 
@@ -348,6 +360,8 @@ def lstsq(A, B, rcond=None, *, driver=None) -> linalg_lstsq:
     'gelss'; ``singular_values`` for 'gelsd' and 'gelss'; ``residuals`` (||AX - B||^2 per column) for m > n with
     every driver but 'gelsy' (PyTorch also leaves them out for a rank-deficient A; lucid cannot check that without
     evaluating). What is not computed is an empty tensor."""
+    if _gm_state.autocast is not None:
+        return _gm_state.autocast.call("linalg_lstsq", lstsq, A, B, rcond, driver=driver)
     driver = "gelsy" if driver is None else driver
     if driver not in _DRIVERS:
         raise RuntimeError(f"torch.linalg.lstsq: parameter `driver` should be one of {_DRIVERS}")
@@ -470,8 +484,10 @@ def logdet(input) -> Tensor:
 
 
 def pinverse(input, rcond: float = 1e-15) -> Tensor:
-    """torch.pinverse: ``pinv`` with relative tolerance ``rcond``."""
-    return pinv(input, rtol=rcond)
+    """torch.pinverse: ``pinv`` with relative tolerance ``rcond`` (under autocast: float32, as its PyTorch overload)."""
+    if _gm_state.autocast is not None:
+        return _gm_state.autocast.call("linalg_pinv", pinverse, input, rcond)
+    return _g.pinv(_matrices(input, "linalg.pinv", square=False), None, float(rcond), False)
 
 
 def legacy_cholesky(input, upper: bool = False) -> Tensor:
