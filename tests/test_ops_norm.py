@@ -294,3 +294,67 @@ def test_layer_norm_fused_path_matches_float64(dtype, tol):
         results.append([t.to(lucid.float64).numpy() for t in (out.detach(), x.grad, wt.grad, bt.grad)])
     for exact, fused in zip(*results):
         np.testing.assert_allclose(fused, exact, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------------------------------- batch_norm: one op
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("shape", [(5, 3), (4, 3, 2), (3, 3, 2, 2)], ids=["1d", "2d", "3d"])
+def test_batch_norm_is_one_op_with_exact_derivatives(training, shape):
+    """One recorded node (PyTorch's NativeBatchNormBackward0) in both modes; its closed-form VJP is made of lucid
+    ops, so gradcheck and gradgradcheck hold in float64 for the input, weight and bias."""
+    rm, rv = lucid.tensor(np.linspace(-0.5, 0.5, 3)), lucid.tensor(np.linspace(0.5, 2, 3))
+    x, w, b = leaf(*shape), leaf(3, seed=1, low=0.5, high=2), leaf(3, seed=2)
+    out = F.batch_norm(x, rm.clone(), rv.clone(), w, b, training)
+    assert out.grad_fn.name() == "NativeBatchNormBackward0"
+    assert [type(e[0]).__name__ for e in out.grad_fn.next_functions if e[0] is not None] == ["AccumulateGrad"] * 3
+    check_grads(lambda t, wt, bt: F.batch_norm(t, rm.clone(), rv.clone(), wt, bt, training), x, w, b)
+    check_grads(lambda t: F.batch_norm(t, rm.clone(), rv.clone(), None, None, training), x)
+
+
+@pytest.mark.parametrize("training", [True, False], ids=["train", "eval"])
+@pytest.mark.parametrize("affine", [True, False], ids=["affine", "plain"])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 5), (2, 4, 3, 3)], ids=["1d", "2d", "3d"])
+def test_batch_norm_values_grads_and_running_stats_match_torch(training, affine, shape):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    a, g = rng.uniform(-2, 3, shape), rng.uniform(-1, 1, shape)
+    w, b = rng.uniform(0.5, 2, 4), rng.uniform(-1, 1, 4)
+    rm0, rv0 = rng.uniform(-1, 1, 4), rng.uniform(0.5, 2, 4)
+    got, want = [], []
+    for lib, out_list in ((lucid, got), (torch, want)):
+        fn = F if lib is lucid else torch.nn.functional
+        x = lib.tensor(a, dtype=lib.float64, requires_grad=True)
+        ws = [lib.tensor(v, dtype=lib.float64, requires_grad=True) for v in (w, b)] if affine else [None, None]
+        rm, rv = lib.tensor(rm0, dtype=lib.float64), lib.tensor(rv0, dtype=lib.float64)
+        out = fn.batch_norm(x, rm, rv, *ws, training, 0.3, 1e-3)
+        go = lib.tensor(g, dtype=lib.float64, requires_grad=True)
+        grads = (lib.autograd.grad(out, [x] + [t for t in ws if t is not None], go, create_graph=True)
+                 if lib is torch else lucid.autograd.grad(out, [x] + [t for t in ws if t is not None], go,
+                                                          create_graph=True))
+        # a second derivative: of the input gradient's weighted sum, with respect to the input and grad_output
+        # (in evaluation the input gradient does not depend on the input: zeros)
+        second = lib.autograd.grad((grads[0] * lib.tensor(a, dtype=lib.float64)).sum(), [x, go],
+                                   allow_unused=True, materialize_grads=True)
+        out_list += [out.detach(), rm, rv, *[t.detach() for t in grads], *second]
+    for ours, theirs in zip(got, want):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-11)
+
+
+def test_batch_norm_half_input_keeps_its_dtype_with_float32_parameters():
+    """As PyTorch: a half input with float32 weight and running statistics (autocast's BatchNorm) gives a half
+    output and half input gradient; the statistics are computed in float32."""
+    x = lucid.tensor(np.random.default_rng(1).uniform(-2, 2, (4, 3, 5)), dtype=lucid.bfloat16, requires_grad=True)
+    w, b = lucid.ones(3, requires_grad=True), lucid.zeros(3, requires_grad=True)
+    rm, rv = lucid.zeros(3), lucid.ones(3)
+    for training in (True, False):
+        out = F.batch_norm(x, rm, rv, w, b, training)
+        assert out.dtype == lucid.bfloat16 and rm.dtype == lucid.float32
+        gx, gw = lucid.autograd.grad(out.float().sum(), [x, w])
+        assert gx.dtype == lucid.bfloat16 and gw.dtype == lucid.float32
+
+
+def test_batch_norm_running_stats_may_not_require_grad():
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'running_mean'"):
+        F.batch_norm(leaf(2, 3), lucid.zeros(3, requires_grad=True), lucid.ones(3))
+    with lucid.no_grad():
+        F.batch_norm(leaf(2, 3), lucid.zeros(3, requires_grad=True), lucid.ones(3))

@@ -1,7 +1,7 @@
 """Normalization: layer_norm, batch_norm, instance_norm, group_norm, rms_norm, normalize, local_response_norm.
 
 Each is composed of lucid ops (var_mean, rsqrt, ...), so gradients of every order and exact float64 come from those
-ops; layer_norm is one op (MLX's fused kernel forward, a closed-form VJP made of lucid ops). As in PyTorch, inputs are normalized with the biased variance (divide by n), while batch_norm and instance_norm
+ops; layer_norm and batch_norm are one op each (their forward in MLX, a closed-form VJP made of lucid ops). As in PyTorch, inputs are normalized with the biased variance (divide by n), while batch_norm and instance_norm
 update their running statistics in place, under no_grad, with the unbiased one (divide by n - 1). Half types
 (float16, bfloat16) compute their statistics in float32 and return their own dtype, also as in PyTorch.
 """
@@ -151,11 +151,58 @@ def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> 
 
 
 # ---------------------------------------------------------------------------------------------------- batch, instance
+# batch_norm is one op in training and in evaluation (PyTorch's NativeBatchNormBackward0), instead of the ~8 recorded
+# ops of the composed form: the statistics come in as arguments that do not require grad (the batch's, computed once
+# for the output and the running-statistics update, or the running ones), and the closed-form VJP is made of lucid
+# ops, so its own derivatives are exact (under create_graph it recomputes the batch's statistics from x).
+def _batch_norm_fwd(x, w, b, mean, var, training, eps):
+    xc = x.astype(mx.float32) if x.dtype in _UPCAST else x
+    shape = (x.shape[1],) + (1,) * (x.ndim - 2)
+    scale = mx.rsqrt(var.reshape(shape) + eps)
+    if w is not None:
+        scale = scale * w.reshape(shape)
+    y = (xc - mean.reshape(shape)) * scale
+    if b is not None:
+        y = y + b.reshape(shape)
+    return y.astype(x.dtype) if x.dtype in _UPCAST and y.dtype != x.dtype else y  # a half input keeps its dtype
+
+
+def _batch_norm_vjp(g, ans, x, w, b, mean, var, training, eps):
+    """Training: dx = r * w * (g - mean(g) - xhat * mean(g * xhat)) with xhat = (x - mean) * r and
+    r = 1 / sqrt(var + eps) over every dim but 1; evaluation: dx = r * w * g (the running statistics are constants).
+    dweight = sum(g * xhat), dbias = sum(g) per channel."""
+    shape = _channel_shape(x)
+    axes = (0,) + tuple(range(2, x.ndim))
+    if training and _gm_state.grad:  # create_graph: the statistics as functions of x
+        xhat, r, _, _ = _moments(x, axes, eps)
+    else:
+        r = rsqrt(var.reshape(shape) + eps)
+        xhat = (_float32_if_half(x) - mean.reshape(shape)) * r
+    gc = _float32_if_half(g)
+    sg = gc.sum(axes, keepdim=True) if training or b is not None else None
+    sgx = (gc * xhat).sum(axes, keepdim=True) if training or w is not None else None
+    scale = r if w is None else r * w.reshape(shape)
+    if training:
+        n = x.numel() // x.shape[1]
+        gx = scale * (gc - sg * (1 / n) - xhat * (sgx * (1 / n)))
+    else:
+        gx = gc * scale
+    gw = None if w is None else sgx.reshape(w.shape)
+    gb = None if b is None else sg.reshape(b.shape)
+    return gx, gw, gb, None, None, None, None
+
+
+# the input's and the weight's values are read only for the gradients of the input and the weight
+_batch_norm = defop("batch_norm", _batch_norm_fwd, vjp_all=_batch_norm_vjp,
+                    save={0: (0, 1), 1: (0,), 3: (0, 1), 4: (0, 1)}, node="NativeBatchNormBackward0")
+
+
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training: bool = False,
                momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each channel (dim 1) of (N, C, *) ``input``. Training: with the batch's statistics, and the
     running statistics (if given) move toward the batch's mean and unbiased variance by ``momentum``, in place.
-    Evaluation: with ``running_mean`` and ``running_var``."""
+    Evaluation: with ``running_mean`` and ``running_var``. One recorded op, ``NativeBatchNormBackward0``, as in
+    PyTorch."""
     expect_tensor("batch_norm", "input", 1, input)
     if input.ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {input.ndim}D input)")
@@ -163,21 +210,25 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
         _check_features(name, t, c)
-    shape = _channel_shape(input)
+    if _gm_state.grad:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is not None and t.requires_grad:
+                raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
+                                   f"'{name}'. This input cannot have requires_grad True.")
     if training:
         size = input.shape
-        if input.numel() // c == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
-        y, var, mean = _standardize(input, (0,) + tuple(range(2, input.ndim)), eps)
         n = input.numel() // c
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
+        with no_grad():  # the batch's statistics: constants to the op, whose VJP accounts for them
+            var, mean = var_mean(_float32_if_half(input), (0,) + tuple(range(2, input.ndim)), correction=0)
         _update_running(running_mean, momentum, mean)
         _update_running(running_var, momentum, var * (n / (n - 1)))
-    else:
-        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
-            if t is None:
-                raise RuntimeError(f"{name} must be defined in evaluation mode")
-        y = (input - running_mean.reshape(shape)) * rsqrt(running_var.reshape(shape) + eps)
-    return _affine(y, weight, bias, shape)
+        return _batch_norm(input, weight, bias, mean, var, True, eps)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+        if t is None:
+            raise RuntimeError(f"{name} must be defined in evaluation mode")
+    return _batch_norm(input, weight, bias, running_mean, running_var, False, eps)
 
 
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats: bool = True,
