@@ -321,3 +321,24 @@ def test_against_torch(name):
         np.testing.assert_allclose(ggx.numpy(), ggt.numpy(), rtol=1e-10, atol=1e-13)
     else:  # piecewise linear: lucid's gradient does not depend on x at all, PyTorch's second derivative is 0
         assert ggt is None or not ggt.any()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gelu_backward_reuses_the_forward_cdf_and_stays_exact_under_create_graph(dtype):
+    """A first-order backward takes Phi(x) from the forward (MLX's erf is costly on the CPU); under create_graph the
+    VJP recomputes it from x, so second derivatives match PyTorch's as before."""
+    torch = pytest.importorskip("torch")
+    a = np.linspace(-6, 6, 41)
+    g = np.cos(a)
+    x = lucid.tensor(a, dtype=getattr(lucid, dtype), requires_grad=True)
+    t = torch.tensor(a, dtype=getattr(torch, dtype), requires_grad=True)
+    out, tout = F.gelu(x), torch.nn.functional.gelu(t)
+    assert out.grad_fn.name() == "GeluBackward0"
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-12, atol=1e-14)
+    (gx,) = lucid.autograd.grad(out, [x], lucid.tensor(g, dtype=x.dtype), retain_graph=True)
+    (tgx,) = torch.autograd.grad(tout, [t], torch.tensor(g, dtype=t.dtype), retain_graph=True)
+    np.testing.assert_allclose(gx.numpy(), tgx.numpy(), **tol)
+    (gx,) = lucid.autograd.grad(out, [x], lucid.tensor(g, dtype=x.dtype), create_graph=True)
+    (tgx,) = torch.autograd.grad(tout, [t], torch.tensor(g, dtype=t.dtype), create_graph=True)
+    np.testing.assert_allclose(lucid.autograd.grad(gx.sum(), x).numpy(),
+                               torch.autograd.grad(tgx.sum(), t)[0].numpy(), **tol)

@@ -57,21 +57,27 @@ def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     return _softplus(input, beta, threshold)
 
 
-def _gelu_fwd(a, approximate):
+def _gelu_fwd(a, approximate, cdf=None):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (a + _GELU_C * a * a * a)
         return 0.5 * a * (1 + mx.tanh(inner))
+    if cdf is not None:  # Phi(x), computed by the caller and kept for the backward
+        return a * cdf
     if a.dtype == mx.float64:  # the erfc form keeps its digits for large negative x
         return 0.5 * a * _f64.erfc(-a * _SQRT_HALF)
     return a * 0.5 * (1 + mx.erf(a * _SQRT_HALF))
 
 
-def _gelu_vjp(g, ans, x, approximate):
+def _gelu_vjp(g, ans, x, approximate, cdf=None):
     if approximate == "tanh":
         t = tanh(_SQRT_2_OVER_PI * (x + _GELU_C * x * x * x))
         return g * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * _SQRT_2_OVER_PI * (1 + 3 * _GELU_C * x * x))
-    # d/dx x Phi(x) = Phi(x) + x phi(x); Phi by erfc in float64 (as the forward), by MLX's one-kernel erf otherwise
-    cdf = 0.5 * erfc(-x * _SQRT_HALF) if x.dtype == mx.float64 else 0.5 * (1 + erf(x * _SQRT_HALF))
+    # d/dx x Phi(x) = Phi(x) + x phi(x). A first-order backward reuses the forward's Phi (an array, a constant): on
+    # the CPU MLX's erf costs about two exps (~40 ns an element), the largest part of a GPT step's backward when it
+    # was computed again. Under create_graph Phi is recomputed from x with lucid ops, so higher derivatives stay
+    # exact: by erfc in float64 (as the forward), by MLX's one-kernel erf otherwise.
+    if cdf is None or _gm_state.grad:
+        cdf = 0.5 * erfc(-x * _SQRT_HALF) if x.dtype == mx.float64 else 0.5 * (1 + erf(x * _SQRT_HALF))
     return g * (cdf + x * exp(-0.5 * x * x) * _INV_SQRT_2PI)
 
 
@@ -82,6 +88,15 @@ def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
+    if approximate == "none" and isinstance(input, Tensor) and input._rg and _gm_state.grad:
+        a = input._st.data  # recorded: Phi(x) once, for the forward and (as a constant array) the backward
+        if a.dtype == mx.float64:
+            cdf = 0.5 * _f64.erfc(-a * _SQRT_HALF)
+        elif mx.issubdtype(a.dtype, mx.floating):
+            cdf = 0.5 * (1 + mx.erf(a * _SQRT_HALF))
+        else:
+            return _gelu(input, approximate)
+        return _gelu(input, approximate, cdf)
     return _gelu(input, approximate)
 
 
