@@ -179,10 +179,12 @@ def _nll_vjp(g, ans, input, weight, safe, keep, w, total_w, cd, reduction):
         w = w / total_w
     classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
     coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), mx.array(0, logp.dtype))
-    return _wrap(coef) * (g.unsqueeze(cd) if reduction == "none" else g)
+    if reduction == "none":  # g is a Tensor, or an MLX array in the raw backward (engine.py)
+        g = g.unsqueeze(cd) if isinstance(g, Tensor) else mx.expand_dims(g, cd)
+    return g * coef
 
 
-_nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node)
+_nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node, raw=True)
             for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
 
 

@@ -476,8 +476,9 @@ def _log_softmax_fwd(a, axes):
 
 _softmax = defop("softmax", _softmax_fwd, save="ans",
                  vjp=lambda g, ans, x, axes: ans * (g - (g * ans).sum(axes, keepdim=True)))
-_log_softmax = defop("log_softmax", _log_softmax_fwd, save="ans", node="LogSoftmaxBackward0",
-                     vjp=lambda g, ans, x, axes: g - exp(ans) * g.sum(axes, keepdim=True))
+# the declared ops by name (not Tensor methods), so that the raw backward (engine.py) can run it on MLX arrays
+_log_softmax = defop("log_softmax", _log_softmax_fwd, save="ans", node="LogSoftmaxBackward0", raw=True,
+                     vjp=lambda g, ans, x, axes: g - exp(ans) * _sum_dim(g, axes, True))
 
 
 def _softmax_args(input, dim, dtype, name):
