@@ -362,6 +362,20 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                 continue
             if type(node) is AccumulateGrad:
                 g = grads[0]
+                if raw and captured is None and accumulate is _ALL and node._hooks is None:
+                    var = node.variable  # the common leaf (a parameter, no hooks): .grad from the array directly
+                    ex = var._extra
+                    if ex is None or not (ex.leaf_hooks or ex.post_hooks):
+                        old = var._grad
+                        if old is None:
+                            var._grad = _wrap(g)  # a new Tensor, as _fresh makes (MLX arrays are never written)
+                        elif old._rg:
+                            var._grad = old + _wrap(g)
+                        else:
+                            st = old._st
+                            st.data = st.data + g
+                            after_write(st, True)
+                        continue
                 _visit_leaf(node, _wrap(g) if raw else g, accumulate, create_graph, captured,
                             slots if capture else None)
                 continue
@@ -421,7 +435,7 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool) -> None:
             continue
         shape, dtype = m.output_meta(nr)
         a = g if raw else g._st.data
-        if a.shape != shape or a.dtype != dtype:
+        if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
             g = _conform_array(a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
         buf = buffers.get(m)
         if buf is None:

@@ -191,10 +191,15 @@ class OpNode(Node):
     def _check_versions(self, args):
         vs = self.versions
         needs = self.save_needs
+        nxt = self.next
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
-                if needs is not None and not any(self.next[j] is not None for j in needs.get(i, ())):
-                    continue  # no gradient that is computed reads this argument's value
+                if needs is not None:  # (a loop, not any(<generator>): this runs for every node of every walk)
+                    for j in needs.get(i, ()):
+                        if nxt[j] is not None:
+                            break
+                    else:
+                        continue  # no gradient that is computed reads this argument's value
                 expected = vs[i] if vs is not None else 0
                 if a._st.version != expected:
                     _version_error(a, a._st.version, expected)
