@@ -355,6 +355,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     tasks = running_tasks()
     task = GraphTask(order, needed)  # for hooks that ask what this walk runs (register_multi_grad_hook)
     tasks.append(task)
+    state = gm.state
     try:
         for node in order:
             grads = buffers.pop(node, None)
@@ -376,6 +377,8 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                             st.data = st.data + g
                             after_write(st, True)
                         continue
+                if raw:
+                    state.grad = False
                 _visit_leaf(node, _wrap(g) if raw else g, accumulate, create_graph, captured,
                             slots if capture else None)
                 continue
@@ -383,11 +386,16 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             nxt = node.next
             if raw:
                 if node.raw and hooks is None and captured is None:
+                    # lucid ops given only arrays return arrays while grad is None: None during raw nodes (and the
+                    # hook-free leaves, which run no op on a Tensor that requires grad), False again before any
+                    # other code runs (hooks, other nodes, callbacks); the finally restores the caller's mode
+                    state.grad = None
                     in_grads = node.apply_raw(grads, needed)
                     if not retain_graph:
                         node.release()
                     _pass_on(buffers, node, nxt, in_grads, needed, True)
                     continue
+                state.grad = False
                 grads = [None if g is None else _wrap(g) for g in grads]
             if hooks is not None and (hooks.tensor_pre or hooks.retain):
                 grads = _tensor_pre_hooks(hooks, grads, create_graph)
@@ -412,6 +420,8 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             if raw:
                 in_grads = [g if g is None else g._st.data for g in in_grads]
             _pass_on(buffers, node, nxt, in_grads, needed, raw)
+        if raw:
+            state.grad = False
         callbacks = task.callbacks
         while callbacks:  # queue_callback: after the walk, still inside it (a callback may queue another)
             callbacks.pop(0)()
