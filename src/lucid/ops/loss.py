@@ -166,7 +166,7 @@ def _nll_fwd(logp, weight, safe, keep, w, total_w, cd, reduction):
     for the mean (computed once, shared with the VJP); ``weight`` is an argument only so that asking for its
     derivative is an error, as in PyTorch."""
     picked = mx.squeeze(mx.take_along_axis(logp, mx.expand_dims(safe, cd), cd), cd)
-    loss = mx.where(keep, -picked * w, mx.array(0, logp.dtype))
+    loss = mx.where(keep, -picked * w, 0.0)  # (a Python 0.0 takes logp's dtype, for one MLX call less)
     if reduction == "none":
         return loss
     total = mx.sum(loss)
@@ -177,8 +177,10 @@ def _nll_vjp(g, ans, input, weight, safe, keep, w, total_w, cd, reduction):
     logp = data(input)
     if reduction == "mean":
         w = w / total_w
-    classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
-    coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), mx.array(0, logp.dtype))
+    classes = mx.arange(logp.shape[cd])
+    if cd != logp.ndim - 1:  # (N, C, d1, ...): the classes along dim 1
+        classes = classes.reshape((-1,) + (1,) * (logp.ndim - cd - 1))
+    coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), 0.0)  # 0.0: logp's dtype
     if reduction == "none":  # g is a Tensor, or an MLX array in the raw backward (engine.py)
         g = g.unsqueeze(cd) if isinstance(g, Tensor) else mx.expand_dims(g, cd)
     return g * coef
@@ -198,7 +200,9 @@ def _checked_targets(input, target, ignore_index: int, op: str) -> mx.array:
 def _nll(logp, target, weight, ignore_index: int, reduction: str) -> Tensor:
     cd, safe, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
     total_w = mx.sum(w) if reduction == "mean" else None
-    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, total_w, cd, reduction)
+    # the two tensors positional, the rest as keywords: the op's fast path for two arguments records it
+    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe=safe, keep=keep, w=w, total_w=total_w, cd=cd,
+                                                      reduction=reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
