@@ -243,7 +243,7 @@ def _where_fwd(c, a, b):
     return mx.where(c, a, b)
 
 
-_where = defop("where", _where_fwd,
+_where = defop("where", _where_fwd, raw=True,
                vjp=(None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)))
 
 
