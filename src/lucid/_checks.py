@@ -104,25 +104,32 @@ def checked_index(index: mx.array, size: int, error, op: str, *, negative: bool 
     ``error(first bad value)``), else with out-of-range entries replaced by 0 and a deferred check registered.
     ``negative``: entries in ``[-size, 0)`` are valid (they count from the end, which MLX does too). Entries equal
     to ``ignore`` are neither checked nor changed (the caller masks them)."""
+    return checked_index_seen(index, size, error, op, negative=negative, ignore=ignore)[0]
+
+
+def checked_index_seen(index: mx.array, size: int, error, op: str, *, negative: bool = False,
+                       ignore=None) -> tuple:
+    """``(checked_index(...), seen)``: ``seen`` is True when the values were read and every entry lies in
+    ``[lo, size)`` (none equals an ``ignore`` outside that range: nll_loss then needs no mask)."""
     if index.size == 0 or not enabled[0]:
-        return index
+        return index, False
     lo = -size if negative else 0
     if size == 0 or is_known(index):  # with size 0 every entry is out of range: reading it is the error path
         if index.ndim == 1 and index.size <= 64:  # a batch's targets: Python's min/max beat numpy's overhead
             values = _threads.tolist(index)
             if min(values) >= lo and max(values) < size:
-                return index
+                return index, True
         bad = first_outside(_threads.to_numpy(index, copy=None), lo, size, ignore)
         if bad is not None:
             raise error(bad)
-        return index
+        return index, False
     # one comparison: shifted to start at 0, a negative entry becomes huge as an unsigned number
     shifted = index + size if negative else index
     bad = shifted.astype(mx.uint64) >= (2 * size if negative else size)
     if ignore is not None:
         bad = bad & (index != ignore)
     _register(Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site()))
-    return mx.where(bad, 0, index)
+    return mx.where(bad, 0, index), False
 
 
 def check_later(flag: mx.array, error, op: str) -> None:

@@ -356,16 +356,35 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
     tasks = running_tasks()
     task = GraphTask(order, needed)  # for hooks that ask what this walk runs (register_multi_grad_hook)
     tasks.append(task)
+    state = gm.state
     try:
         for node in order:
             grads = buffers.pop(node, None)
             if grads is None or (needed is not None and node not in needed):
                 if grads is None and node in undefined and (needed is None or node in needed):
+                    if raw:
+                        state.grad = False  # hooks and Tensor nodes run below
                     _visit_undefined(node, buffers, undefined, needed, retain_graph, captured,
                                      slots if capture else None, raw)
                 continue
             if type(node) is AccumulateGrad:
                 g = grads[0]
+                if raw and captured is None and accumulate is _ALL and node._hooks is None:
+                    var = node.variable  # the common leaf (a parameter, no hooks): .grad from the array directly
+                    ex = var._extra
+                    if ex is None or not (ex.leaf_hooks or ex.post_hooks):
+                        old = var._grad
+                        if old is None:
+                            var._grad = _wrap(g)  # a new Tensor, as _fresh makes (MLX arrays are never written)
+                        elif old._rg:
+                            var._grad = old + _wrap(g)
+                        else:
+                            st = old._st
+                            st.data = st.data + g
+                            after_write(st, True)
+                        continue
+                if raw:
+                    state.grad = False
                 _visit_leaf(node, _wrap(g) if raw else g, accumulate, create_graph, captured,
                             slots if capture else None)
                 continue
@@ -373,11 +392,16 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             nxt = node.next
             if raw:
                 if node.raw and hooks is None and captured is None:
+                    # lucid ops given only arrays return arrays while grad is None: None during raw nodes (and the
+                    # hook-free leaves, which run no op on a Tensor that requires grad), False again before any
+                    # other code runs (hooks, other nodes, callbacks); the finally restores the caller's mode
+                    state.grad = None
                     in_grads = node.apply_raw(grads, needed)
                     if not retain_graph:
                         node.release()
                     _pass_on(buffers, node, nxt, in_grads, needed, True, undefined)
                     continue
+                state.grad = False
                 grads = [None if g is None else _wrap(g) for g in grads]
             if hooks is not None and (hooks.tensor_pre or hooks.retain):
                 grads = _tensor_pre_hooks(hooks, grads, create_graph)
@@ -402,6 +426,8 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
             if raw:
                 in_grads = [g if g is None else g._st.data for g in in_grads]
             _pass_on(buffers, node, nxt, in_grads, needed, raw, undefined)
+        if raw:
+            state.grad = False
         callbacks = task.callbacks
         while callbacks:  # queue_callback: after the walk, still inside it (a callback may queue another)
             callbacks.pop(0)()
@@ -429,7 +455,7 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: s
             continue
         shape, dtype = m.output_meta(nr)
         a = g if raw else g._st.data
-        if a.shape != shape or a.dtype != dtype:
+        if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
             g = _conform_array(a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
         buf = buffers.get(m)
         if buf is None:

@@ -143,7 +143,8 @@ class OpNode(Node):
     def apply_raw(self, grads: list, needed=None) -> list:
         """``apply`` on MLX arrays, for a walk that records nothing (engine.py): the gradients come and go as arrays
         and the VJP gets the saved values as arrays. Only ops declared ``raw`` (their VJPs compute on arrays as
-        written: operators and lucid ops, which return arrays for array arguments while ``grad`` is None) get it."""
+        written: operators and lucid ops, which return arrays for array arguments while ``grad`` is None) get it.
+        The walk sets ``grad`` to None around these calls (once for a run of raw nodes, not once per node)."""
         args = self.args
         if args is None:
             raise RuntimeError(FREED_MESSAGE)
@@ -168,20 +169,16 @@ class OpNode(Node):
         kw = self.kwargs
         vjps = self.vjps
         res = []
-        _state.grad = None  # lucid ops given only arrays return arrays
-        try:
-            for i, e in enumerate(self.next):
-                if e is None or (needed is not None and e[0] not in needed):
-                    res.append(None)
-                    continue
-                f = vjps[i] if i < len(vjps) else None
-                if f is None:
-                    raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
-                                       "implemented")
-                r = f(g, ans, *args, **kw)
-                res.append(r._st.data if isinstance(r, Tensor) else r)
-        finally:
-            _state.grad = False
+        for i, e in enumerate(self.next):
+            if e is None or (needed is not None and e[0] not in needed):
+                res.append(None)
+                continue
+            f = vjps[i] if i < len(vjps) else None
+            if f is None:
+                raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
+                                   "implemented")
+            r = f(g, ans, *args, **kw)
+            res.append(r._st.data if isinstance(r, Tensor) else r)
         return res
 
     def _tensor_input_grads(self, grads: list) -> list:
@@ -191,10 +188,15 @@ class OpNode(Node):
     def _check_versions(self, args):
         vs = self.versions
         needs = self.save_needs
+        nxt = self.next
         for i, a in enumerate(args):
             if isinstance(a, Tensor):
-                if needs is not None and not any(self.next[j] is not None for j in needs.get(i, ())):
-                    continue  # no gradient that is computed reads this argument's value
+                if needs is not None:  # (a loop, not any(<generator>): this runs for every node of every walk)
+                    for j in needs.get(i, ()):
+                        if nxt[j] is not None:
+                            break
+                    else:
+                        continue  # no gradient that is computed reads this argument's value
                 expected = vs[i] if vs is not None else 0
                 if a._st.version != expected:
                     _version_error(a, a._st.version, expected)

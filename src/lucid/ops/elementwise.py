@@ -195,7 +195,8 @@ tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans"
 tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans", raw=True)
 sigmoid = defop("sigmoid", _f64.by_dtype(mx.sigmoid, _f64.sigmoid), vjp=lambda g, ans, x: g * ans * (1 - ans),
                 save="ans", raw=True)
-relu = defop("relu", lambda a: mx.maximum(a, mx.array(0, a.dtype)), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans", raw=True)
+# (a Python 0 takes a's dtype, for every dtype: no a.dtype read, no array made)
+relu = defop("relu", lambda a: mx.maximum(a, 0), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans", raw=True)
 
 # piecewise constant: zero gradient, but the result still requires grad (as in PyTorch)
 sign = defop("sign", mx.sign, vjp=_zeros, save=None)
@@ -242,7 +243,7 @@ def _where_fwd(c, a, b):
     return mx.where(c, a, b)
 
 
-_where = defop("where", _where_fwd,
+_where = defop("where", _where_fwd, raw=True,
                vjp=(None, lambda g, ans, c, x, y: where(c, g, 0.0), lambda g, ans, c, x, y: where(c, 0.0, g)))
 
 

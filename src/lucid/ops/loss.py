@@ -29,7 +29,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
-from .._checks import check_later, checked_index, is_known
+from .._checks import check_later, checked_index, checked_index_seen, is_known
 from .._threads import to_numpy
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
@@ -164,9 +164,13 @@ def _nll_terms(logp: mx.array, target: mx.array, weight, ignore_index: int):
 def _nll_fwd(logp, weight, safe, keep, w, total_w, cd, reduction):
     """``safe``, ``keep``, ``w``: the targets, their mask and weights from ``_nll_terms``, and ``total_w`` their sum
     for the mean (computed once, shared with the VJP); ``weight`` is an argument only so that asking for its
-    derivative is an error, as in PyTorch."""
+    derivative is an error, as in PyTorch. ``keep`` and ``w`` None: every target counts, with weight 1 (the
+    targets' values were read and none is ignored), and ``total_w`` is their number, a Python float."""
     picked = mx.squeeze(mx.take_along_axis(logp, mx.expand_dims(safe, cd), cd), cd)
-    loss = mx.where(keep, -picked * w, mx.array(0, logp.dtype))
+    if keep is None:
+        loss = -picked
+    else:
+        loss = mx.where(keep, -picked * w, 0.0)  # (a Python 0.0 takes logp's dtype, for one MLX call less)
     if reduction == "none":
         return loss
     total = mx.sum(loss)
@@ -175,14 +179,20 @@ def _nll_fwd(logp, weight, safe, keep, w, total_w, cd, reduction):
 
 def _nll_vjp(g, ans, input, weight, safe, keep, w, total_w, cd, reduction):
     logp = data(input)
+    classes = mx.arange(logp.shape[cd])
+    if cd != logp.ndim - 1:  # (N, C, d1, ...): the classes along dim 1
+        classes = classes.reshape((-1,) + (1,) * (logp.ndim - cd - 1))
+    picked = classes == mx.expand_dims(safe, cd)
+    if reduction == "none":  # g is a Tensor, or an MLX array in the raw backward (engine.py)
+        g = g.unsqueeze(cd) if isinstance(g, Tensor) else mx.expand_dims(g, cd)
+    if w is None:  # every target kept, weight 1: -g (over their number for the mean) at each target's class
+        return where(picked, g * (-1.0 / total_w if reduction == "mean" else -1.0), 0.0)
     if reduction == "mean":
         w = w / total_w
-    classes = mx.arange(logp.shape[cd]).reshape((-1,) + (1,) * (logp.ndim - cd - 1))
-    coef = mx.where(classes == mx.expand_dims(safe, cd), -mx.expand_dims(w, cd), mx.array(0, logp.dtype))
-    return _wrap(coef) * (g.unsqueeze(cd) if reduction == "none" else g)
+    return g * mx.where(picked, -mx.expand_dims(w, cd), 0.0)  # 0.0: logp's dtype
 
 
-_nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node)
+_nll_ops = {nd: defop("nll_loss", _nll_fwd, vjp=(_nll_vjp, None), node=node, raw=True)
             for nd, node in (("", "NllLossBackward0"), ("2d", "NllLoss2DBackward0"))}
 
 
@@ -193,10 +203,29 @@ def _checked_targets(input, target, ignore_index: int, op: str) -> mx.array:
                          ignore=ignore_index)
 
 
-def _nll(logp, target, weight, ignore_index: int, reduction: str) -> Tensor:
+def _checked_targets_seen(input, target, ignore_index: int, op: str) -> tuple:
+    """``(_checked_targets(...), all kept)``: all kept when the targets' values were read, all lie in [0, C), and
+    ``ignore_index`` is not a class (so no target is ignored: ``_nll`` needs no mask and no weights)."""
+    classes = input.shape[_class_dim(input)]
+    t, seen = checked_index_seen(data(target), classes, lambda v: IndexError(f"Target {v} is out of bounds."), op,
+                                 ignore=ignore_index)
+    return t, seen and not 0 <= ignore_index < classes
+
+
+def _nll(logp, target, weight, ignore_index: int, reduction: str, all_kept: bool = False) -> Tensor:
+    if all_kept and weight is None:  # no mask and no weights: 5 MLX calls fewer in the forward, 3 in the backward
+        la = data(logp)
+        cd = _class_dim(la)
+        t = target.reshape(()) if target.ndim == la.ndim else target  # (C,) input, (1,) target: a 0-d result
+        safe, keep, w = t.astype(mx.int64), None, None
+        total_w = float(t.size) if reduction == "mean" else None
+        return _nll_ops["2d" if la.ndim == 4 else ""](logp, weight, safe=safe, keep=keep, w=w, total_w=total_w,
+                                                        cd=cd, reduction=reduction)
     cd, safe, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
     total_w = mx.sum(w) if reduction == "mean" else None
-    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe, keep, w, total_w, cd, reduction)
+    # the two tensors positional, the rest as keywords: the op's fast path for two arguments records it
+    return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe=safe, keep=keep, w=w, total_w=total_w, cd=cd,
+                                                      reduction=reduction)
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = -100, reduce=None,
@@ -209,7 +238,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
                                        reduction)
     reduction = _reduction(size_average, reduce, reduction)
     _check_class_targets(input, target, weight)
-    return _nll(input, _checked_targets(input, target, ignore_index, "nll_loss"), weight, ignore_index, reduction)
+    target, kept = _checked_targets_seen(input, target, ignore_index, "nll_loss")
+    return _nll(input, target, weight, ignore_index, reduction, kept)
 
 
 def _weight_along(weight, logp):
@@ -265,10 +295,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
     _check_class_targets(input, target, weight)
-    target = _checked_targets(input, target, ignore_index, "cross_entropy")
+    target, kept = _checked_targets_seen(input, target, ignore_index, "cross_entropy")
     cd = _class_dim(input)
     logp = log_softmax(input, cd)
-    nll = _nll(logp, target, weight, ignore_index, reduction)
+    nll = _nll(logp, target, weight, ignore_index, reduction, kept)
     if label_smoothing <= 0.0:
         return nll
     _check_smoothing(label_smoothing)

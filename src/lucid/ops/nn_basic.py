@@ -40,8 +40,8 @@ def _linear_fwd(x, w, b=None):
 
 
 def _linear_bias_fwd(b, x, w):
-    dt = x.dtype
-    if dt == w.dtype == b.dtype and mx.issubdtype(dt, mx.inexact):
+    # linear() has checked that the three dtypes are one (MLX dtype comparisons cost ~2k instructions each)
+    if mx.issubdtype(x.dtype, mx.inexact):
         return mx.addmm(b, x, mx.swapaxes(w, 0, 1))  # one fused MLX call
     return _linear_fwd(x, w, b)
 
@@ -80,14 +80,18 @@ def linear(input, weight, bias=None) -> Tensor:
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("linear", linear, input, weight, bias)
     expect_tensor("linear", "input", 1, input)
-    if input.dtype != weight.dtype or (bias is not None and bias.dtype != weight.dtype):
+    wd = weight.dtype
+    if not (input.dtype == wd and (bias is None or bias.dtype == wd)):  # (MLX's dtype == is cheaper than !=)
         _check_linear_dtypes(input, weight, bias)
-    if input.ndim > 2:  # fold the batch dims: one matrix product (and one for the weight's gradient)
-        lead = tuple(input.shape[:-1])
-        out = linear(input.reshape(-1, input.shape[-1]), weight, bias)
+    xs = input.shape
+    if len(xs) > 2:  # fold the batch dims: one matrix product (and one for the weight's gradient)
+        lead = tuple(xs[:-1])
+        out = linear(input.reshape(-1, xs[-1]), weight, bias)
         return out.reshape(lead + tuple(out.shape[1:]))
-    if input.ndim == 2 and weight.ndim == 2:
-        _check_mm(tuple(input.shape), (weight.shape[1], weight.shape[0]))
+    ws = weight.shape
+    if len(xs) == 2 and len(ws) == 2:
+        if xs[1] != ws[1]:
+            _check_mm(tuple(xs), (ws[1], ws[0]))
         return _linear_nobias(input, weight) if bias is None else _linear_bias(bias, input, weight)
     out = matmul(input, weight.t())
     return out if bias is None else out + bias

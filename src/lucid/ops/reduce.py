@@ -474,10 +474,11 @@ def _log_softmax_fwd(a, axes):
     return a - _logsumexp_fwd(a, axes, True)
 
 
-_softmax = defop("softmax", _softmax_fwd, save="ans",
-                 vjp=lambda g, ans, x, axes: ans * (g - (g * ans).sum(axes, keepdim=True)))
-_log_softmax = defop("log_softmax", _log_softmax_fwd, save="ans", node="LogSoftmaxBackward0",
-                     vjp=lambda g, ans, x, axes: g - exp(ans) * g.sum(axes, keepdim=True))
+_softmax = defop("softmax", _softmax_fwd, save="ans", raw=True,
+                 vjp=lambda g, ans, x, axes: ans * (g - _sum_dim(g * ans, axes, True)))
+# the declared ops by name (not Tensor methods), so that the raw backward (engine.py) can run it on MLX arrays
+_log_softmax = defop("log_softmax", _log_softmax_fwd, save="ans", node="LogSoftmaxBackward0", raw=True,
+                     vjp=lambda g, ans, x, axes: g - exp(ans) * _sum_dim(g, axes, True))
 
 
 def _softmax_args(input, dim, dtype, name):

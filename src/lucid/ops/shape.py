@@ -138,7 +138,8 @@ def _reshape_vjp(g, ans, x, shape):
 
 
 def _reshape_op(node: str):
-    return defop("reshape", lambda a, shape: mx.reshape(a, shape), vjp=_reshape_vjp, save=None, node=node)
+    return defop("reshape", lambda a, shape: mx.reshape(a, shape), vjp=_reshape_vjp, save=None, node=node,
+                 raw=True)
 
 
 _view = _reshape_op("ViewBackward0")
@@ -271,11 +272,12 @@ def _atleast(x, n: int) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- transposes
-_transpose = defop("transpose", lambda a, d0, d1: mx.swapaxes(a, d0, d1), save=None,
+# (the VJPs call the declared ops by name, so they run on MLX arrays as well: raw, engine.py)
+_transpose = defop("transpose", lambda a, d0, d1: mx.swapaxes(a, d0, d1), save=None, raw=True,
                    vjp=lambda g, ans, x, d0, d1: _transpose(g, d0, d1))
-_permute = defop("permute", lambda a, dims: mx.transpose(a, dims), save=None,
+_permute = defop("permute", lambda a, dims: mx.transpose(a, dims), save=None, raw=True,
                  vjp=lambda g, ans, x, dims: _permute(g, _inverse(dims)))
-_t = defop("t", lambda a: mx.transpose(a) if a.ndim == 2 else a, vjp=lambda g, ans, x: _t(g), save=None)
+_t = defop("t", lambda a: mx.transpose(a) if a.ndim == 2 else a, vjp=lambda g, ans, x: _t(g), save=None, raw=True)
 
 
 def _inverse(perm: tuple) -> tuple:
