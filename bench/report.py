@@ -130,8 +130,13 @@ def after_backward_table(after: dict, titles: dict, notes: Notes) -> str:
 
 # ---------------------------------------------------------------------------------------------------- targets
 def _short(title: str) -> str:
-    """A workload's name without its details (the part before the first comma)."""
-    return title.split(",")[0]
+    """A workload's name without its details (the part before the first comma outside parentheses)."""
+    depth = 0
+    for i, c in enumerate(title):
+        depth += (c == "(") - (c == ")")
+        if c == "," and depth == 0:
+            return title[:i]
+    return title
 
 
 def _met(ok: bool | None) -> str:
