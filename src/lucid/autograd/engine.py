@@ -419,13 +419,7 @@ def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture
                 in_grads = apply_checked(node, grads, needed)
             else:
                 in_grads = node.apply(grads, needed)
-            if not retain_graph:
-                node.release()
-            if hooks is not None and hooks.post:
-                in_grads = _post_hooks(hooks, in_grads, grads)
-            if raw:
-                in_grads = [g if g is None else g._st.data for g in in_grads]
-            _pass_on(buffers, node, nxt, in_grads, needed, raw, undefined)
+            _finish(node, hooks, grads, in_grads, buffers, needed, retain_graph, raw, undefined)
         if raw:
             state.grad = False
         callbacks = task.callbacks
@@ -488,13 +482,19 @@ def _visit_undefined(node, buffers, undefined, needed, retain_graph, captured, s
         in_grads = node.apply(grads, needed)
     else:
         in_grads = [None] * len(nxt)
+    _finish(node, hooks, grads, in_grads, buffers, needed, retain_graph, raw, undefined)
+
+
+def _finish(node, hooks, grads, in_grads, buffers, needed, retain_graph, raw, undefined) -> None:
+    """After a node ran on Tensors: release what it saved (unless retained), run its post-hooks, and pass its input
+    gradients on (as arrays in a raw walk)."""
     if not retain_graph:
         node.release()
     if hooks is not None and hooks.post:
         in_grads = _post_hooks(hooks, in_grads, grads)
     if raw:
         in_grads = [g if g is None else g._st.data for g in in_grads]
-    _pass_on(buffers, node, nxt, in_grads, needed, raw, undefined)
+    _pass_on(buffers, node, node.next, in_grads, needed, raw, undefined)
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:

@@ -103,18 +103,24 @@ class OpNode(Node):
         elif self.args is not None:
             self.args = tuple(Meta(a) if isinstance(a, Tensor) else a for a in self.args)
 
-    def apply(self, grads: list, needed=None) -> list:
+    def _unpack(self):
+        """The saved arguments and output array (None when not saved), checked against in-place writes since."""
         args = self.args
         if args is None:
             raise RuntimeError(FREED_MESSAGE)
         if self.save_args:
             self._check_versions(args)
-        ans = None
         if self.save_ans:
             st = self.out_st
             if st.version != self.out_v:
                 _version_error(self, st.version, self.out_v)
-            ans = _wrap(st.data, self, True)
+            return args, st.data
+        return args, None
+
+    def apply(self, grads: list, needed=None) -> list:
+        args, ans = self._unpack()
+        if ans is not None:
+            ans = _wrap(ans, self, True)
         g = grads[0]
         kw = self.kwargs
         nxt = self.next
@@ -145,17 +151,7 @@ class OpNode(Node):
         and the VJP gets the saved values as arrays. Only ops declared ``raw`` (their VJPs compute on arrays as
         written: operators and lucid ops, which return arrays for array arguments while ``grad`` is None) get it.
         The walk sets ``grad`` to None around these calls (once for a run of raw nodes, not once per node)."""
-        args = self.args
-        if args is None:
-            raise RuntimeError(FREED_MESSAGE)
-        if self.save_args:
-            self._check_versions(args)
-        ans = None
-        if self.save_ans:
-            st = self.out_st
-            if st.version != self.out_v:
-                _version_error(self, st.version, self.out_v)
-            ans = st.data
+        args, ans = self._unpack()
         n = len(args)
         if n == 1:
             a = args[0]
