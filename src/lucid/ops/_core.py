@@ -133,9 +133,14 @@ class OpNode(Node):
                 if e is None or (needed is not None and e[0] not in needed):
                     res[i] = None
             return res
+        return self._run_vjps(g, ans, args, needed, False)
+
+    def _run_vjps(self, g, ans, args: tuple, needed, raw: bool) -> list:
+        """Each needed input's VJP (None for the others); in a raw walk Tensor results become their arrays."""
         vjps = self.vjps
+        kw = self.kwargs
         res = []
-        for i, e in enumerate(nxt):
+        for i, e in enumerate(self.next):
             if e is None or (needed is not None and e[0] not in needed):
                 res.append(None)
                 continue
@@ -143,7 +148,8 @@ class OpNode(Node):
             if f is None:
                 raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
                                    "implemented")
-            res.append(f(g, ans, *args, **kw))
+            r = f(g, ans, *args, **kw)
+            res.append(r._st.data if raw and isinstance(r, Tensor) else r)
         return res
 
     def apply_raw(self, grads: list, needed=None) -> list:
@@ -161,21 +167,7 @@ class OpNode(Node):
             args = (a._st.data if isinstance(a, Tensor) else a, b._st.data if isinstance(b, Tensor) else b)
         else:
             args = tuple([a._st.data if isinstance(a, Tensor) else a for a in args])
-        g = grads[0]
-        kw = self.kwargs
-        vjps = self.vjps
-        res = []
-        for i, e in enumerate(self.next):
-            if e is None or (needed is not None and e[0] not in needed):
-                res.append(None)
-                continue
-            f = vjps[i] if i < len(vjps) else None
-            if f is None:
-                raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
-                                   "implemented")
-            r = f(g, ans, *args, **kw)
-            res.append(r._st.data if isinstance(r, Tensor) else r)
-        return res
+        return self._run_vjps(grads[0], ans, args, needed, True)
 
     def _tensor_input_grads(self, grads: list) -> list:
         args = self.args

@@ -49,7 +49,8 @@ def count_nonzero(input, dim=None) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- counting
-def _bin_error(v) -> RuntimeError:
+def _bin_error(v=None) -> RuntimeError:
+    """PyTorch's one message for any input bincount cannot count (the offending value ``v`` is not part of it)."""
     return RuntimeError("bincount only supports 1-d non-negative integral inputs.")
 
 
@@ -59,7 +60,7 @@ def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     they are read (a sync, as in PyTorch)."""
     a = data(input)
     if a.ndim != 1 or not mx.issubdtype(a.dtype, mx.integer):
-        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+        raise _bin_error()
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if weights is not None and tuple(weights.shape) != tuple(a.shape):
