@@ -181,6 +181,60 @@ def test_pytorch_refuses_the_same_attacks(tmp_path):
     np.testing.assert_array_equal(real.load(tmp_path / "good.pt").numpy(), FLOATS)
 
 
+def test_blocked_modules_stay_blocked_even_when_allow_listed(tables_unchanged):
+    import os
+    torch.serialization.add_safe_globals([os.system])
+    try:
+        with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL (posix|nt)\.system whose module \w+ is blocked"):
+            load(checkpoint(program(global_(os.system.__module__, "system") + tuple_(text("true")) + b"R")))
+    finally:
+        torch.serialization._safe_globals.pop((os.system.__module__, "system"))
+
+
+def _same_as_pytorch(ours, theirs, real, path=""):
+    if isinstance(theirs, real.Tensor):
+        assert isinstance(ours, lucid.Tensor) and tuple(ours.shape) == tuple(theirs.shape), path
+        assert isinstance(ours, lucid.nn.Parameter) == isinstance(theirs, real.nn.Parameter), path
+        assert ours.requires_grad == theirs.requires_grad and str(ours.dtype)[9:] == str(theirs.dtype)[6:], path
+        if theirs.dtype == real.bfloat16:  # numpy has no bfloat16
+            ours, theirs = ours.float(), theirs.float()
+        np.testing.assert_array_equal(ours.detach().numpy(), theirs.detach().numpy(), err_msg=path)
+    elif isinstance(theirs, dict):
+        assert type(ours).__name__ == type(theirs).__name__ and list(ours) == list(theirs), path
+        for key in theirs:
+            _same_as_pytorch(ours[key], theirs[key], real, f"{path}.{key}")
+    elif isinstance(theirs, (list, tuple)):
+        assert len(ours) == len(theirs), path
+        for i, (a, b) in enumerate(zip(ours, theirs)):
+            _same_as_pytorch(a, b, real, f"{path}[{i}]")
+    else:
+        assert ours == theirs, path
+
+
+def test_checkpoints_pytorch_writes_load_to_its_values():
+    real = pytest.importorskip("torch")
+    base = real.arange(24, dtype=real.float32)
+    model = real.nn.Linear(2, 3)
+    optimizer = real.optim.Adam(model.parameters())
+    model(real.ones(1, 2)).sum().backward()
+    optimizer.step()
+    obj = {"view": base[3:15].reshape(3, 4).t(), "expanded": real.tensor([1.0, 2.0, 3.0]).expand(4, 3),
+           "unfolded": base.unfold(0, 5, 2), "empty": real.zeros(0, 3), "scalar": real.tensor(2.5, dtype=real.float64),
+           "every_third": base[::3], "bf16": real.randn(3, 2).bfloat16(), "f16": real.randn(2).half(),
+           "bool": real.tensor([True, False]), "i8": real.tensor([-3, 4], dtype=real.int8),
+           "u8": real.tensor([200], dtype=real.uint8), "c64": real.tensor([1 + 2j]), "i64": real.tensor([2**40]),
+           "frozen": real.nn.Parameter(real.ones(2), requires_grad=False), "nested": [(1, 2.5, "s", None, True)],
+           "bytes": b"\x00\xff", "set": {1, 2}, "complex": 3 - 1j, "size": real.Size([2, 3]),
+           "counter": collections.Counter("aab"), "model": model.state_dict(), "optimizer": optimizer.state_dict()}
+    buffer = io.BytesIO()
+    real.save(obj, buffer)
+    theirs = real.load(io.BytesIO(buffer.getvalue()))
+    for weights_only in (True, False):
+        ours = load(buffer.getvalue(), weights_only=weights_only)
+        _same_as_pytorch(ours, theirs, real)
+        assert ours["model"]._metadata == theirs["model"]._metadata  # an OrderedDict's BUILD state
+
+
 # ------------------------------------------------------------------------------------------- storage records
 def test_a_storage_record_larger_than_its_storage_is_refused_before_it_is_read(monkeypatch):
     # 4 float32 elements declared; the record inflates to 8 MiB from a few KiB of deflate

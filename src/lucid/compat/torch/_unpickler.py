@@ -194,7 +194,7 @@ class WeightsOnlyUnpickler:
 
     def _persid(self):
         pid = self._pop()
-        if type(pid) is not tuple or not pid or pid[0] != "storage":
+        if type(pid) is not tuple or not pid or type(pid[0]) is not str or pid[0] != "storage":
             raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid!r:.80}")
         self.stack.append(self.persistent_load(pid))
 

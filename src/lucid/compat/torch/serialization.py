@@ -135,7 +135,11 @@ class _TrustedUnpickler(pickle.Unpickler):
         return super().find_class(module, name) if found is None else found
 
 
-def _read_record(archive: zipfile.ZipFile, name: str, source: str) -> bytes:
+def _read_record(archive: zipfile.ZipFile, name: str, source: str, limit: int | None = None) -> bytes:
+    """One record, refused from the zip directory (before a byte is inflated) when it is larger than ``limit``."""
+    size = archive.getinfo(name).file_size
+    if limit is not None and size > limit:
+        raise ValueError(f"{source}: corrupt zip checkpoint: {name} is {size} bytes, more than its {limit}")
     try:
         return archive.read(name)
     except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, zlib.error) as e:
@@ -152,7 +156,7 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
     if len(pickles) != 1:
         raise ValueError(f"{source}: a zip file but not a PyTorch checkpoint (no single <name>/data.pkl)")
     prefix = pickles[0][:-len("data.pkl")]
-    order = _read_record(archive, prefix + "byteorder", source) if prefix + "byteorder" in names else b"little"
+    order = _read_record(archive, prefix + "byteorder", source, 16) if prefix + "byteorder" in names else b"little"
     if order not in (b"little", b"big"):
         raise ValueError(f"{source}: unknown byteorder {order!r:.20}")
     loaded: dict[str, Storage] = {}
@@ -174,7 +178,7 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
                 raise RuntimeError(f"{source}: storage {key!r:.40}: record size ({size} bytes) does not match expected "
                                    f"size ({nbytes} bytes = {numel} elements * {np_dtype.itemsize} bytes/element) "
                                    f"for dtype {kind.name}")
-            data = np.frombuffer(_read_record(archive, entry, source), dtype=np_dtype)
+            data = np.frombuffer(_read_record(archive, entry, source, nbytes), dtype=np_dtype)
             loaded[key] = Storage(_to_mlx(kind.dtype, data), numel, kind.dtype)
         if loaded[key].dtype != kind.dtype:
             raise pickle.UnpicklingError(f"storage {key!r:.40} is read as two different dtypes")
