@@ -55,7 +55,7 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     """A lucid tensor viewing a storage at an offset with a size and stride (in elements), as PyTorch's
     ``as_strided``: no copy is made, and dimensions of stride 0 stay broadcasts (a 16-byte storage expanded to
     (8192, 8192) stays 16 bytes). Every index is checked first."""
-    if not (isinstance(storage, Storage) and is_int(storage_offset) and type(size) in (tuple, lucid.Size)
+    if not (isinstance(storage, Storage) and is_int(storage_offset) and type(size) is tuple
             and type(stride) is tuple and len(size) == len(stride) <= _MAX_DIMS
             and all(is_int(s) and s >= 0 for s in size) and all(is_int(s) and s >= 0 for s in stride)):
         raise pickle.UnpicklingError("corrupt checkpoint: a tensor's storage, size or stride is malformed")

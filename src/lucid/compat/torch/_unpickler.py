@@ -70,9 +70,9 @@ class WeightsOnlyUnpickler:
                 handler(self)
             except pickle.UnpicklingError as e:
                 raise self._error(str(e), at) from None
-            except RuntimeError:
-                raise  # a storage record's own error (PyTorch's type for it), naming the file
             except Exception as e:  # the wrong kind of object for an opcode, an unhashable key, a bad argument...
+                if type(e) is RuntimeError:
+                    raise  # a storage record's own error (PyTorch's type for it, naming the file), or MLX's
                 raise self._error(f"{type(e).__name__}: {e}", at) from e
 
     # --------------------------------------------------------------------------------------------- reading
