@@ -3,7 +3,7 @@
 rebuild tensors from storages - and the state a legacy pickle may ``BUILD`` into a Tensor.
 
 Every function here takes its arguments from the file, so each checks them before MLX sees an index or a size:
-a tensor's view must lie inside its storage, and its element count must fit MLX's 64-bit byte counts."""
+a tensor's view must lie inside its storage, and its size must fit MLX and the machine's memory."""
 from __future__ import annotations
 
 import collections
@@ -16,6 +16,7 @@ import mlx.core as mx
 
 import lucid
 from lucid import Tensor
+from lucid._dtype import check_new_shape
 from lucid._tensor import _wrap
 from lucid.nn import Parameter
 from lucid.serialization import _MAX_DIMS
@@ -27,7 +28,6 @@ _STORAGE_DTYPES = {"DoubleStorage": "F64", "FloatStorage": "F32", "HalfStorage":
                    "UInt16Storage": "U16", "UInt32Storage": "U32", "UInt64Storage": "U64"}
 _DTYPE_NAMES = ("float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
                 "complex64", "uint16", "uint32", "uint64")
-_MAX_ELEMENTS = 2**60  # MLX counts bytes in 64 bits: 8-byte elements times this still fit
 
 
 class StorageType(NamedTuple):
@@ -59,11 +59,9 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
             and type(stride) is tuple and len(size) == len(stride) <= _MAX_DIMS
             and all(is_int(s) and s >= 0 for s in size) and all(is_int(s) and s >= 0 for s in stride)):
         raise pickle.UnpicklingError("corrupt checkpoint: a tensor's storage, size or stride is malformed")
-    numel = math.prod(size)
-    if any(s >= 2**31 for s in size) or numel >= _MAX_ELEMENTS:
-        raise pickle.UnpicklingError(f"checkpoint tensor of size {list(size)}: MLX dimensions are at most "
-                                     f"2**31 - 1 and a tensor has fewer than 2**60 elements")
-    n = storage.numel
+    # as a factory would: a stride-0 view costs nothing, but the first op that computes from it makes all of it
+    check_new_shape(size, storage.array.dtype)
+    numel, n = math.prod(size), storage.numel
     last = storage_offset + sum((s - 1) * st for s, st in zip(size, stride)) if numel else storage_offset - 1
     if storage_offset < 0 or last >= n:
         raise pickle.UnpicklingError(f"corrupt checkpoint: a tensor of size {list(size)}, stride {list(stride)} at "
@@ -126,6 +124,15 @@ def _device(name, index=None):
     return lucid.device("cpu")  # unified memory: a checkpoint's device names where it was saved, not where it goes
 
 
+def _bytearray(*args):
+    """``bytearray`` of the bytes pickle writes (``bytearray(_codecs.encode(text, 'latin1'))``), never
+    ``bytearray(n)``, which would let a file of a few bytes allocate and zero n of them."""
+    if args and not isinstance(args[0], (bytes, str)):
+        raise pickle.UnpicklingError(f"bytearray of a {type(args[0]).__name__}: a checkpoint holds a bytearray's "
+                                     "bytes")
+    return bytearray(*args)
+
+
 def _encode(text, encoding="utf-8"):
     return text.encode(encoding)  # how protocol 2 writes bytes: _codecs.encode(text, 'latin1')
 
@@ -135,7 +142,7 @@ ALLOWED = types.MappingProxyType({
     ("collections", "OrderedDict"): collections.OrderedDict,
     ("collections", "Counter"): collections.Counter,
     ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "complex"): complex,
-    ("builtins", "bytearray"): bytearray, ("builtins", "slice"): slice,
+    ("builtins", "bytearray"): _bytearray, ("builtins", "slice"): slice,
     ("_codecs", "encode"): _encode,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
