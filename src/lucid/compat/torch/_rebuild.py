@@ -47,6 +47,14 @@ class Storage:
         self.array, self.numel, self.dtype = array, numel, dtype
 
 
+def describe(obj) -> str:
+    """A file's object in an error message, without the repr of anything large (a tensor's would compute it)."""
+    if isinstance(obj, (str, bytes, int, float, type(None))):
+        return repr(obj)[:60]
+    name = getattr(obj, "__qualname__", None)  # functions and classes
+    return name if isinstance(name, str) else f"a {type(obj).__name__}"
+
+
 def is_int(x) -> bool:
     return isinstance(x, int) and not isinstance(x, bool)
 
@@ -90,7 +98,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     """Tensor subclasses (PyTorch pickles a Parameter this way in some versions): rebuild, then re-wrap. ``func``
     comes from the file, so only the rebuild functions are called."""
     if not any(func is f for f in _REBUILDERS) or type(args) is not tuple:
-        raise pickle.UnpicklingError(f"corrupt checkpoint: _rebuild_from_type_v2 of {func!r:.60}")
+        raise pickle.UnpicklingError(f"corrupt checkpoint: _rebuild_from_type_v2 of {describe(func)}")
     tensor = func(*args)
     if new_type is Parameter and not isinstance(tensor, Parameter):
         return Parameter(tensor, requires_grad=tensor.requires_grad)
@@ -106,7 +114,7 @@ def set_tensor_state(tensor: Tensor, state) -> None:
     the flag. Backward hooks are never restored (as in PyTorch)."""
     if type(state) is not tuple or len(state) not in (3, 4, 5):
         raise pickle.UnpicklingError(f"corrupt checkpoint: a Tensor state must be a tuple of 3, 4 or 5 items, "
-                                     f"not {state!r:.80}")
+                                     f"not {describe(state)}")
     if len(state) == 4:
         tensor.data = _rebuild_tensor_v2(*state, False, None)
         return
@@ -116,7 +124,7 @@ def set_tensor_state(tensor: Tensor, state) -> None:
         tensor.data = state[0]
         state = (state[3], state[4], state[2])
     if not isinstance(state[0], bool):
-        raise pickle.UnpicklingError(f"corrupt checkpoint: a Tensor state's requires_grad is {state[0]!r:.40}")
+        raise pickle.UnpicklingError(f"corrupt checkpoint: a Tensor state's requires_grad is {describe(state[0])}")
     tensor.requires_grad_(state[0])
 
 

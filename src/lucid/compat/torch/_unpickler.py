@@ -23,12 +23,12 @@ import struct
 from lucid import Tensor
 from lucid.nn import Parameter
 
-from ._rebuild import set_tensor_state
+from ._rebuild import describe, set_tensor_state
 
 _BUILD_MESSAGE = "Can only build Tensor, Parameter, OrderedDict or types allowlisted via `add_safe_globals`"
 
 
-def _describe(obj) -> str:
+def _build_target(obj) -> str:
     if isinstance(obj, type):  # a class on the stack: what plain pickle would patch
         return f"the class {obj.__module__}.{obj.__qualname__} itself (only instances are built)"
     return str(type(obj))
@@ -39,7 +39,7 @@ def _check_attributes(state, what: str) -> None:
         raise pickle.UnpicklingError(f"a BUILD's {what} must be a dict, not {type(state).__name__}")
     for key in state:
         if not isinstance(key, str):
-            raise pickle.UnpicklingError(f"a BUILD's {what} has the non-string key {key!r:.40}")
+            raise pickle.UnpicklingError(f"a BUILD's {what} has the non-string key {describe(key)}")
         if key.startswith("__") and key.endswith("__"):
             raise pickle.UnpicklingError(f"a BUILD may not set the dunder attribute {key!r:.40}")
 
@@ -130,7 +130,7 @@ class WeightsOnlyUnpickler:
 
     def _allowed_callable(self, func, what: str):
         if id(func) not in self.callable:
-            raise pickle.UnpicklingError(f"Trying to {what} for unrecognized function {func!r:.80}")
+            raise pickle.UnpicklingError(f"Trying to {what} for unrecognized function {describe(func)}")
         return func
 
     def _reduce(self):
@@ -145,7 +145,7 @@ class WeightsOnlyUnpickler:
         cls = self._top()
         if id(cls) not in self.callable or not isinstance(cls, type):
             raise pickle.UnpicklingError("Can only create new object for nn.Parameter or classes allowlisted via "
-                                         f"`add_safe_globals` but got {cls!r:.80}")
+                                         f"`add_safe_globals` but got {describe(cls)}")
         if type(args) is not tuple:
             raise pickle.UnpicklingError(f"NEWOBJ's arguments must be a tuple, not {type(args).__name__}")
         # a lucid Tensor is whole only once constructed (PyTorch's Tensor.__new__ is its legacy constructor)
@@ -155,7 +155,7 @@ class WeightsOnlyUnpickler:
         state = self._pop()
         inst = self._top()
         if id(type(inst)) not in self.buildable:
-            raise pickle.UnpicklingError(f"{_BUILD_MESSAGE}, but got {_describe(inst)}")
+            raise pickle.UnpicklingError(f"{_BUILD_MESSAGE}, but got {_build_target(inst)}")
         if isinstance(inst, Tensor):
             set_tensor_state(inst, state)
         elif type(inst) is not collections.OrderedDict and getattr(type(inst), "__setstate__", None) is not None:
@@ -195,7 +195,7 @@ class WeightsOnlyUnpickler:
     def _persid(self):
         pid = self._pop()
         if type(pid) is not tuple or not pid or type(pid[0]) is not str or pid[0] != "storage":
-            raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {pid!r:.80}")
+            raise pickle.UnpicklingError(f"Only persistent_load of storage is allowed, but got {describe(pid)}")
         self.stack.append(self.persistent_load(pid))
 
     # ------------------------------------------------------------------------------------ data and the memo

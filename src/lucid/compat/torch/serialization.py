@@ -31,7 +31,7 @@ import numpy as np
 import lucid
 from lucid.serialization import _DTYPES, _to_mlx
 
-from ._rebuild import ALLOWED, BLOCKED_MODULES, Storage, StorageType, is_int
+from ._rebuild import ALLOWED, BLOCKED_MODULES, Storage, StorageType, describe, is_int
 from ._unpickler import WeightsOnlyUnpickler
 
 _PICKLE_MARKER = b"lucid.compat.torch pickle v1\n"
@@ -166,7 +166,7 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
         exactly numel elements: the zip directory's size is checked before a byte is inflated."""
         if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], StorageType)
                 and isinstance(pid[2], str) and is_int(pid[4]) and pid[4] >= 0):
-            raise pickle.UnpicklingError(f"unknown persistent id {pid!r:.80} (not a tensor storage)")
+            raise pickle.UnpicklingError(f"unknown persistent id {describe(pid)} (not a tensor storage)")
         kind, key, numel = pid[1], pid[2], pid[4]
         if key not in loaded:
             entry = f"{prefix}data/{key}"
