@@ -10,37 +10,32 @@ Loading reads three kinds of file:
 - PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``): a zip holding ``<name>/data.pkl`` (the object's
   pickle) and ``<name>/data/<key>`` (each storage's raw bytes; ``<name>/byteorder`` says their byte order). Tensors
   appear in the pickle as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``
-  calls, and each storage as a persistent id ``('storage', torch.FloatStorage, key, location, numel)``. The
-  unpickler here resolves only an allow-list of globals - containers and those rebuild functions, mapped to lucid's
-  own - as PyTorch's ``weights_only=True`` unpickler does, so a checkpoint's pickle can never run code;
+  calls, and each storage as a persistent id ``('storage', torch.FloatStorage, key, location, numel)``. By
+  default (``weights_only=True``) lucid's own interpreter of the pickle (``_unpickler.py``, PyTorch's rules)
+  resolves only an allow-list of globals - containers and those rebuild functions, mapped to lucid's own
+  (``_rebuild.py``) - and builds only instances of allow-listed types, so a checkpoint's pickle can never run code
+  or change lucid's classes and tables. A storage's record is read only when the zip directory says it holds
+  exactly its ``numel`` elements; a tensor is a view of its storage (stride-0 dimensions stay broadcasts);
 - the pickles written above, with ``weights_only=False`` only.
 """
 from __future__ import annotations
 
-import collections
 import io
-import math
 import os
 import pickle
 import zipfile
+import zlib
 
 import numpy as np
 
 import lucid
-from lucid import Tensor
-from lucid._tensor import _wrap
-from lucid.nn import Parameter
 from lucid.serialization import _DTYPES, _to_mlx
+
+from ._rebuild import ALLOWED, BLOCKED_MODULES, Storage, StorageType, describe, is_int
+from ._unpickler import WeightsOnlyUnpickler
 
 _PICKLE_MARKER = b"lucid.compat.torch pickle v1\n"
 
-# PyTorch's storage classes -> the safetensors dtype name lucid's loader knows (which gives the bytes' numpy dtype)
-_STORAGE_DTYPES = {"DoubleStorage": "F64", "FloatStorage": "F32", "HalfStorage": "F16", "BFloat16Storage": "BF16",
-                   "LongStorage": "I64", "IntStorage": "I32", "ShortStorage": "I16", "CharStorage": "I8",
-                   "ByteStorage": "U8", "BoolStorage": "BOOL", "ComplexFloatStorage": "C64",
-                   "UInt16Storage": "U16", "UInt32Storage": "U32", "UInt64Storage": "U64"}
-_DTYPE_NAMES = {"float64", "float32", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool",
-                "complex64", "uint16", "uint32", "uint64"}
 _safe_globals: dict[tuple[str, str], object] = {}
 
 
@@ -84,7 +79,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         with open(f, "rb") as fh:
             raw, source = fh.read(), os.fspath(f)
     if raw.startswith(b"PK\x03\x04"):
-        return _load_torch_zip(raw, source, weights_only)
+        return _load_torch_zip(raw, source, weights_only, pickle_load_args.get("encoding", "utf-8"))
     if raw.startswith(_PICKLE_MARKER):
         if weights_only:
             raise pickle.UnpicklingError(
@@ -103,143 +98,94 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 
 # ---------------------------------------------------------------------------------------------------- PyTorch zips
-class _StorageType:
-    """What ``torch.FloatStorage`` etc. unpickle to: the dtype of a storage's bytes."""
-
-    def __init__(self, name: str):
-        self.name, self.dtype = name, _STORAGE_DTYPES[name]
-
-
-class _Storage:
-    """One storage's bytes, as a flat numpy array (native byte order) and its safetensors dtype name."""
-
-    def __init__(self, array: np.ndarray, dtype: str):
-        self.array, self.dtype = array, dtype
-
-
-def _is_int(x) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool)
-
-
-def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks, metadata=None):
-    """A lucid tensor from a view (offset, size, stride in elements) of a storage; every index is checked first."""
-    if not (isinstance(storage, _Storage) and _is_int(storage_offset) and isinstance(size, tuple)
-            and isinstance(stride, tuple) and len(size) == len(stride)
-            and all(_is_int(s) and s >= 0 for s in size) and all(_is_int(s) and s >= 0 for s in stride)):
-        raise pickle.UnpicklingError("corrupt checkpoint: a tensor's storage, size or stride is malformed")
-    n = storage.array.size
-    last = storage_offset + sum((s - 1) * st for s, st in zip(size, stride)) if math.prod(size) else storage_offset - 1
-    if storage_offset < 0 or last >= n:
-        raise pickle.UnpicklingError(f"corrupt checkpoint: a tensor of size {list(size)}, stride {list(stride)} at "
-                                     f"offset {storage_offset} reaches past its storage of {n} elements")
-    if any(s >= 2**31 for s in size):
-        raise pickle.UnpicklingError(f"checkpoint tensor of size {list(size)}: MLX dimensions are at most 2**31 - 1")
-    item = storage.array.itemsize
-    view = np.lib.stride_tricks.as_strided(storage.array[storage_offset:], shape=size,
-                                           strides=[st * item for st in stride], writeable=False)
-    tensor = _wrap(_to_mlx(storage.dtype, view.copy()))  # (ascontiguousarray would make a 0-d array 1-d)
-    if requires_grad is True:
-        tensor.requires_grad_(True)
-    return tensor
+def _find_global(module: str, name: str, weights_only: bool):
+    """What a checkpoint's global stands for: lucid's object from the allow-list (or the user's, with
+    ``add_safe_globals``); with ``weights_only`` nothing else; without it, any non-PyTorch global (the user opted in
+    to running the file's code). Refusals are bare messages: the caller names the file."""
+    if weights_only and module in BLOCKED_MODULES:
+        raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {module}.{name} whose module {module} is "
+                                     "blocked.")
+    found = ALLOWED.get((module, name), _safe_globals.get((module, name)))
+    if found is not None:
+        return found
+    if module == "torch" or module.startswith("torch."):
+        raise pickle.UnpicklingError(
+            f"the checkpoint pickles PyTorch's {module}.{name}, which lucid can't rebuild (it reads tensors and "
+            "containers of them; save model.state_dict() rather than the model)")
+    if weights_only:
+        raise pickle.UnpicklingError(
+            f"the checkpoint refers to the global {module}.{name}, which is not allowed: loading it could run "
+            "arbitrary code. Re-run torch.load with weights_only=False only if you trust where the file came from "
+            f"(or allow the class with torch.serialization.add_safe_globals([{name}])).")
+    return None
 
 
-def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
-    return Parameter(data, requires_grad=bool(requires_grad))
+class _TrustedUnpickler(pickle.Unpickler):
+    """``weights_only=False``: plain pickle, PyTorch's names mapped to lucid's."""
 
-
-def _rebuild_from_type_v2(func, new_type, args, state):
-    """Tensor subclasses (PyTorch pickles a Parameter this way in some versions): rebuild, then re-wrap."""
-    tensor = func(*args)
-    if new_type is Parameter and not isinstance(tensor, Parameter):
-        return Parameter(tensor, requires_grad=tensor.requires_grad)
-    return tensor
-
-
-def _device(name, index=None):
-    return lucid.device("cpu")  # unified memory: a checkpoint's device names where it was saved, not where it goes
-
-
-_ALLOWED = {
-    ("collections", "OrderedDict"): collections.OrderedDict,
-    ("collections", "Counter"): collections.Counter,
-    ("builtins", "set"): set, ("builtins", "frozenset"): frozenset, ("builtins", "complex"): complex,
-    ("builtins", "bytearray"): bytearray, ("builtins", "slice"): slice,
-    ("_codecs", "encode"): lambda text, encoding="utf-8": text.encode(encoding),  # how protocol 2 writes bytes
-    ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
-    ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
-    ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
-    ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,
-    ("torch.nn.parameter", "Parameter"): Parameter,
-    ("torch", "Tensor"): Tensor,
-    ("torch", "Size"): tuple,
-    ("torch", "device"): _device,
-    ("torch.serialization", "_get_layout"): lambda name: name,
-    **{("torch", name): _StorageType(name) for name in _STORAGE_DTYPES},
-    **{("torch", name): getattr(lucid, name) for name in _DTYPE_NAMES},
-}
-
-
-class _CheckpointUnpickler(pickle.Unpickler):
-    """Rebuilds a PyTorch checkpoint's object. With ``weights_only`` only the allow-list resolves (anything else,
-    ``os.system`` included, is refused before it is called); without it, non-torch globals resolve normally
-    (the user opted in to running the file's code)."""
-
-    def __init__(self, file, storages, source: str, weights_only: bool):
+    def __init__(self, file, source: str, persistent_load):
         super().__init__(file)
-        self.storages, self.source, self.weights_only = storages, source, weights_only
+        self.source, self.persistent_load = source, persistent_load
 
     def find_class(self, module: str, name: str):
-        found = _ALLOWED.get((module, name), _safe_globals.get((module, name)))
-        if found is not None:
-            return found
-        if module == "torch" or module.startswith("torch."):
-            raise pickle.UnpicklingError(
-                f"{self.source}: the checkpoint pickles PyTorch's {module}.{name}, which lucid can't rebuild (it "
-                "reads tensors and containers of them; save model.state_dict() rather than the model)")
-        if self.weights_only:
-            raise pickle.UnpicklingError(
-                f"Weights only load failed: {self.source} refers to the global {module}.{name}, which is not "
-                "allowed: loading it could run arbitrary code. Re-run torch.load with weights_only=False only if "
-                "you trust where the file came from (or allow the class with torch.serialization.add_safe_globals).")
-        return super().find_class(module, name)
-
-    def persistent_load(self, pid):
-        if not (isinstance(pid, tuple) and len(pid) == 5 and pid[0] == "storage"
-                and isinstance(pid[1], _StorageType) and isinstance(pid[2], str)):
-            raise pickle.UnpicklingError(f"{self.source}: unknown persistent id {pid!r:.80} (not a tensor storage)")
-        return self.storages(pid[1], pid[2], pid[4])
+        try:
+            found = _find_global(module, name, weights_only=False)
+        except pickle.UnpicklingError as e:
+            raise pickle.UnpicklingError(f"{self.source}: {e}") from None
+        return super().find_class(module, name) if found is None else found
 
 
-def _load_torch_zip(raw: bytes, source: str, weights_only: bool):
+def _read_record(archive: zipfile.ZipFile, name: str, source: str, limit: int | None = None) -> bytes:
+    """One record, refused from the zip directory (before a byte is inflated) when it is larger than ``limit``."""
+    size = archive.getinfo(name).file_size
+    if limit is not None and size > limit:
+        raise ValueError(f"{source}: corrupt zip checkpoint: {name} is {size} bytes, more than its {limit}")
+    try:
+        return archive.read(name)
+    except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, zlib.error) as e:
+        raise ValueError(f"{source}: corrupt zip checkpoint: {name} ({e})") from None
+
+
+def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
     try:
         archive = zipfile.ZipFile(io.BytesIO(raw))
         names = archive.namelist()
-    except zipfile.BadZipFile as e:
+    except (zipfile.BadZipFile, EOFError, OSError, NotImplementedError, ValueError) as e:
         raise ValueError(f"{source}: corrupt zip checkpoint ({e})") from None
     pickles = [n for n in names if n.endswith("data.pkl") and n.count("/") <= 1]
     if len(pickles) != 1:
         raise ValueError(f"{source}: a zip file but not a PyTorch checkpoint (no single <name>/data.pkl)")
     prefix = pickles[0][:-len("data.pkl")]
-    order = archive.read(prefix + "byteorder").decode() if prefix + "byteorder" in names else "little"
-    if order not in ("little", "big"):
+    order = _read_record(archive, prefix + "byteorder", source, 16) if prefix + "byteorder" in names else b"little"
+    if order not in (b"little", b"big"):
         raise ValueError(f"{source}: unknown byteorder {order!r:.20}")
-    loaded: dict[str, _Storage] = {}
+    loaded: dict[str, Storage] = {}
 
-    def storage(kind: _StorageType, key: str, numel) -> _Storage:
-        if key not in loaded:  # views of one storage share it, as in PyTorch
+    def persistent_load(pid) -> Storage:
+        """A storage, read once (views of one storage share it, as in PyTorch) and only if its record holds
+        exactly numel elements: the zip directory's size is checked before a byte is inflated."""
+        if not (type(pid) is tuple and len(pid) == 5 and pid[0] == "storage" and isinstance(pid[1], StorageType)
+                and isinstance(pid[2], str) and is_int(pid[4]) and pid[4] >= 0):
+            raise pickle.UnpicklingError(f"unknown persistent id {describe(pid)} (not a tensor storage)")
+        kind, key, numel = pid[1], pid[2], pid[4]
+        if key not in loaded:
             entry = f"{prefix}data/{key}"
             if entry not in names:
-                raise ValueError(f"{source}: the pickle refers to storage {key!r:.40}, missing from the archive")
-            data = archive.read(entry)
-            np_dtype = _DTYPES[kind.dtype][1].newbyteorder("<" if order == "little" else ">")
-            if len(data) % np_dtype.itemsize or (_is_int(numel) and numel * np_dtype.itemsize > len(data)):
-                raise ValueError(f"{source}: storage {key!r:.40} holds {len(data)} bytes, not {numel} elements of "
-                                 f"{kind.name}")
-            array = np.frombuffer(data, dtype=np_dtype).astype(np_dtype.newbyteorder("="), copy=False)
-            loaded[key] = _Storage(array, kind.dtype)
+                raise RuntimeError(f"{source}: the pickle refers to storage {key!r:.40}, missing from the archive")
+            np_dtype = _DTYPES[kind.dtype][1].newbyteorder("<" if order == b"little" else ">")
+            nbytes, size = numel * np_dtype.itemsize, archive.getinfo(entry).file_size
+            if size != nbytes:
+                raise RuntimeError(f"{source}: storage {key!r:.40}: record size ({size} bytes) does not match expected "
+                                   f"size ({nbytes} bytes = {numel} elements * {np_dtype.itemsize} bytes/element) "
+                                   f"for dtype {kind.name}")
+            data = np.frombuffer(_read_record(archive, entry, source, nbytes), dtype=np_dtype)
+            loaded[key] = Storage(_to_mlx(kind.dtype, data), numel, kind.dtype)
         if loaded[key].dtype != kind.dtype:
-            raise ValueError(f"{source}: storage {key!r:.40} is read as two different dtypes")
+            raise pickle.UnpicklingError(f"storage {key!r:.40} is read as two different dtypes")
         return loaded[key]
 
-    unpickler = _CheckpointUnpickler(io.BytesIO(archive.read(pickles[0])), storage, source, weights_only)
-    return unpickler.load()
+    data = _read_record(archive, pickles[0], source)
+    if not weights_only:
+        return _TrustedUnpickler(io.BytesIO(data), source, persistent_load).load()
+    return WeightsOnlyUnpickler(data, source, lambda module, name: _find_global(module, name, True),
+                                [*ALLOWED.values(), *_safe_globals.values()], persistent_load, encoding).load()
