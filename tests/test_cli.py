@@ -221,12 +221,20 @@ def _same_checkpoint(a, b):
         and sa.keys() == sb.keys() and all(np.array_equal(sa[k], sb[k]) for k in sa)
 
 
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Runs without matplotlib (drawing the figures takes most of a tiny run's time; the checkpoint is the same)."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
 @pytest.fixture(scope="module")
 def mlp_runs(tmp_path_factory):
     """Two mlp runs with the same options: to step 2 and to step 4 (checkpoints at every 2nd step)."""
     root = tmp_path_factory.mktemp("runs")
-    for steps in (2, 4):
-        assert _train("mlp", "--steps", str(steps), "--eval-every", "2", "--out", str(root / f"step{steps}")) == 0
+    with pytest.MonkeyPatch.context() as m:
+        m.setitem(sys.modules, "matplotlib", None)
+        for steps in (2, 4):
+            assert _train("mlp", "--steps", str(steps), "--eval-every", "2", "--out", str(root / f"step{steps}")) == 0
     return root
 
 
@@ -237,7 +245,7 @@ def _copy(run, to):
 
 
 def test_a_second_ctrl_c_while_writing_a_checkpoint_keeps_the_previous_set(tmp_path, monkeypatch, capsys,
-                                                                            mlp_runs):
+                                                                            mlp_runs, no_figures):
     """KeyboardInterrupt after the new model.safetensors was written, before the optimizer state: the run keeps
     the whole step-2 checkpoint (the step-4 weights never replace it), and resuming gives the 4-step run."""
     out = tmp_path / "mlp"
@@ -259,15 +267,15 @@ def test_a_second_ctrl_c_while_writing_a_checkpoint_keeps_the_previous_set(tmp_p
     assert _same_checkpoint(out, mlp_runs / "step4")
 
 
-def test_a_checkpoint_stopped_after_its_commit_is_completed_when_read(tmp_path, mlp_runs):
+def test_a_checkpoint_stopped_after_its_commit_is_completed_when_read(tmp_path, mlp_runs, no_figures):
     """A stop after the commit (the rename of the staging folder) while its files were moved into place: the new
     model.safetensors is in the run, the rest still in .checkpoint.ready. Reading the run finishes the moves, so
     resuming continues from step 4 (a mixed set is never seen)."""
     from lucid.cli.runs import READY
     out = _copy(mlp_runs / "step2", tmp_path / "mlp")
     ready = _copy(mlp_runs / "step4", out / READY)
-    for name in ("loss.png", "predictions.png"):
-        (ready / name).unlink()
+    for name in ("loss.png", "predictions.png"):  # not part of a checkpoint
+        (ready / name).unlink(missing_ok=True)
     (ready / "model.safetensors").replace(out / "model.safetensors")
     assert _train("mlp", "--resume", str(out), "--steps", "4") == 0  # already at its end: nothing to train
     assert not ready.exists() and _config(out)["step"] == 4 and _same_checkpoint(out, mlp_runs / "step4")
@@ -289,7 +297,7 @@ def test_resume_refuses_files_of_different_checkpoints(tmp_path, capsys, mlp_run
     assert _config(weights)["step"] == _config(optimizer)["step"] == 2  # nothing written
 
 
-def test_train_refuses_an_out_that_holds_another_models_run(tmp_path, capsys, mlp_runs):
+def test_train_refuses_an_out_that_holds_another_models_run(tmp_path, capsys, mlp_runs, no_figures):
     out = _copy(mlp_runs / "step2", tmp_path / "mlp")
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     capsys.readouterr()
@@ -324,7 +332,7 @@ def test_a_mistake_on_the_command_line_is_one_error_line(argv, message, tmp_path
     assert not (tmp_path / "run" / "config.json").exists()
 
 
-def test_a_negative_seed_is_accepted_as_pytorch_does(tmp_path):
+def test_a_negative_seed_is_accepted_as_pytorch_does(tmp_path, no_figures):
     """torch.manual_seed(-1) seeds with 2**64 - 1: so does --seed -1 (data split, initialisation, batches)."""
     a, b = tmp_path / "a", tmp_path / "b"
     assert _train("mlp", "--steps", "2", "--seed", "-1", "--out", str(a)) == 0
@@ -381,7 +389,7 @@ def test_a_damaged_run_directory_is_named_without_a_traceback(command, name, con
     assert err.startswith(f"lucid {argv[0]}: error: ") and message in err, err
 
 
-def test_resume_continues_with_the_options_the_run_was_started_with(tmp_path, monkeypatch):
+def test_resume_continues_with_the_options_the_run_was_started_with(tmp_path, monkeypatch, no_figures):
     """--compile, --lr, --batch-size and --eval-every of the first command hold on --resume (given again, an
     option wins: --no-compile)."""
     out = tmp_path / "mlp"
