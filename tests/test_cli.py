@@ -151,6 +151,8 @@ def test_sample_generates_text_and_images(tmp_path, capsys):
     assert text.startswith("ROMEO:") and len(text.rstrip("\n")) >= 26
     assert main(["sample", "gpt", "--from", str(lm), "--prompt", "\u00e9"]) == 2
     assert "outside the vocabulary" in capsys.readouterr().err
+    assert main(["sample", "gpt", "--from", str(lm), "--prompt", ""]) == 2
+    assert "lucid sample: error: --prompt is empty" in capsys.readouterr().err
     assert _train("vae", "--steps", "2", "--out", str(vae)) == 0
     (vae / "samples.png").unlink()
     assert main(["sample", "vae", "--from", str(vae), "--num", "16"]) == 0
@@ -324,6 +326,8 @@ def test_train_refuses_an_out_that_holds_another_models_run(tmp_path, capsys, ml
     (["sample", "gpt", "--from", ".", "--temperature", "inf"], "argument --temperature: expected a finite number"),
     (["sample", "gpt", "--from", ".", "--length", "0"], "argument --length: expected an integer >= 1"),
     (["run", "no_such_script.py"], "no such script: 'no_such_script.py'"),
+    (["train", "pinn", "--lr", "1e30", "--steps", "20", "--quiet"], "the training loss became inf at step 2; try a "
+     "smaller --lr"),
 ])
 def test_a_mistake_on_the_command_line_is_one_error_line(argv, message, tmp_path, capsys):
     assert main([*argv, *(["--out", str(tmp_path / "run")] if argv[0] == "train" else [])]) == 2
@@ -366,6 +370,8 @@ DAMAGED = [
     ("config.json", {"model": "mlp", "model_config": {"hidden": "wide"}, "step": 2},
      "config.json is damaged: \"model_config\" has hidden='wide'"),
     ("config.json", {"model": "alexnet", "step": 2}, "config.json is damaged: \"model\" is 'alexnet'"),
+    ("config.json", {"model": "mlp", "model_config": {"hidden": [-3]}, "step": 2},
+     "cannot build mlp from the model_config of config.json"),
     ("model.safetensors", None, "model.safetensors is missing"),
     ("model.safetensors", lambda raw: raw[:100], "model.safetensors: header length"),
     ("optimizer.safetensors", None, "optimizer.safetensors is missing"),

@@ -160,7 +160,18 @@ def _same_kind(value, default) -> bool:
         return isinstance(value, bool)
     if isinstance(default, float):
         return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if isinstance(default, list):
+        return isinstance(value, list) and (not default or all(_same_kind(v, default[0]) for v in value))
     return default is None or type(value) is type(default)
+
+
+def build(recipe) -> dict:
+    """``recipe.build()``; a constructor argument it refuses (from a config.json edited by hand) is a UsageError."""
+    try:
+        return recipe.build()
+    except (AssertionError, RuntimeError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise UsageError(f"cannot build {recipe.name} from the model_config of config.json, {recipe.config}: "
+                         f"{type(e).__name__}: {e}") from None
 
 
 def read_metrics(run: Path, up_to_step: int) -> list[dict]:
