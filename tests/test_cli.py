@@ -370,6 +370,9 @@ DAMAGED = [
     ("config.json", {"model": "mlp", "model_config": {"hidden": "wide"}, "step": 2},
      "config.json is damaged: \"model_config\" has hidden='wide'"),
     ("config.json", {"model": "alexnet", "step": 2}, "config.json is damaged: \"model\" is 'alexnet'"),
+    ("config.json", {"model": ["mlp"], "step": 2}, "config.json is damaged: \"model\" is ['mlp']"),
+    ("config.json", {"model": "mlp", "step": 2, "result": {"test_acc": "high"}},
+     'config.json is damaged: "train_time_s" and the values of "result" must be numbers'),
     ("config.json", {"model": "mlp", "model_config": {"hidden": [-3]}, "step": 2},
      "cannot build mlp from the model_config of config.json"),
     ("model.safetensors", None, "model.safetensors is missing"),
@@ -377,12 +380,13 @@ DAMAGED = [
     ("optimizer.safetensors", None, "optimizer.safetensors is missing"),
     ("optimizer.safetensors", lambda raw: raw[:-8], "truncated"),
     ("optimizer.safetensors", _optimizer_without_keys, "optimizer.safetensors lacks rng_state, optimizers, schedulers"),
+    ("metrics.csv", b"step,train_loss\n2,low\n", "metrics.csv is damaged (ValueError"),
 ]
 
 
 @pytest.mark.parametrize("command, name, content, message", [
     (command, *case) for case in DAMAGED for command in ("resume", "eval")
-    if command == "resume" or not case[0].startswith("optimizer")])  # lucid eval reads the weights only
+    if command == "resume" or case[0] in ("config.json", "model.safetensors")])  # eval reads only these
 def test_a_damaged_run_directory_is_named_without_a_traceback(command, name, content, message, tmp_path, capsys,
                                                               mlp_runs):
     run = _copy(mlp_runs / "step2", tmp_path / "mlp")
