@@ -1,8 +1,10 @@
 """The ``lucid`` command, run in-process through ``lucid.cli.main``: listing, training outputs, exact resume
 (also after Ctrl-C), sampling and evaluating, and bad input."""
 import csv
+import io
 import json
 import os
+import shutil
 import signal
 import sys
 
@@ -241,7 +243,6 @@ def mlp_runs(tmp_path_factory):
 
 
 def _copy(run, to):
-    import shutil
     shutil.copytree(run, to)
     return to
 
@@ -355,7 +356,6 @@ def _damage(run, name, content):
 
 
 def _optimizer_without_keys(raw):
-    import io
     buffer = io.BytesIO()
     lucid.save({"step": 2}, buffer)
     return buffer.getvalue()

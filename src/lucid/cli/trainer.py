@@ -33,7 +33,8 @@ import lucid
 
 from . import figures
 from .recipes.base import Recipe, UsageError
-from .runs import build, check_set, load_weights, read_metrics, read_training_state, weights_file, write_checkpoint, write_metrics
+from .runs import (build, check_set, load_weights, read_metrics, read_training_state, weights_file, write_checkpoint,
+                   write_metrics)
 
 INTERRUPTED = 130  # the exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it
 
