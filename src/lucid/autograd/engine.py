@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .. import _checks
+from .. import _checks, _sums
 from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -533,7 +533,7 @@ def _conform_array(a, shape: tuple, dtype, producer, index: int):
     if a.shape != shape:
         lead, dims = _broadcast_dims(a.shape, shape, producer, index)
         if dims:
-            a = mx.sum(a, axis=dims, keepdims=True)
+            a = _sums.sum(a, dims, keepdims=True)  # accurate at any size, as the lucid op
         if lead:
             a = mx.reshape(a, shape)
     if a.dtype != dtype:
