@@ -5,15 +5,19 @@ reduction covers more than ``lucid._sums.THRESHOLD`` elements. Two measurements:
 
 - the blocked sum against MLX's own ``mx.sum`` on the same array (1-D sums of 2**20 and 2**25 float32 values, and a
   batch-norm-shaped reduction over (N, H, W)), interleaved, each call evaluated;
-- each training workload's lucid eager step with the blocking on / the same step with it turned off
-  (``lucid._sums.enabled``), interleaved in the same process, and how many reductions per step take the blocked
-  path at all (smaller ones cost one comparison of Python ints).
+- each training workload's lucid eager step: the time spent inside lucid._sums per step, timed from inside (graph
+  building: the threshold checks, the blocked sums' extra MLX calls, and the MLX reduction calls that would be made
+  anyway, so an upper bound of the Python-side cost; the evaluation of a blocked sum costs less than MLX's own, as
+  the first table shows) and its share of the step; how many reductions per step take the blocked path at all; and
+  the step with the blocking on / off (``lucid._sums.enabled``), interleaved in the same process (on this shared
+  machine that ratio moves by a few percent either way from run to run).
 """
 from __future__ import annotations
 
 import time
 
 import mlx.core as mx
+import numpy as np
 
 import lucid
 from lucid import _sums
@@ -62,19 +66,46 @@ def _plain(call):
     return plain
 
 
-def blocked_per_step(call) -> int:
-    """How many reductions one step sums in blocks (counted at lucid._sums._levels)."""
-    levels, count = _sums._levels, [0]
+ENTRY_POINTS = ("sum", "mean", "var", "logsumexp")
 
-    def counted(*args):
-        count[0] += 1
-        return levels(*args)
-    _sums._levels = counted
+
+def inside_per_step(call, steps: int = 30) -> dict:
+    """Seconds per step spent inside lucid._sums (outermost calls only; the median over ``steps`` steps), the
+    number of reductions per step that went through it and of those summed in blocks (at lucid._sums._levels)."""
+    originals = {name: getattr(_sums, name) for name in ENTRY_POINTS + ("_levels",)}
+    spent, depth, calls, blocked = [0.0], [0], [0], [0]
+
+    def timed(f):
+        def g(*args, **kwargs):
+            if depth[0]:
+                return f(*args, **kwargs)
+            depth[0] += 1
+            calls[0] += 1
+            t0 = time.perf_counter()
+            try:
+                return f(*args, **kwargs)
+            finally:
+                spent[0] += time.perf_counter() - t0
+                depth[0] -= 1
+        return g
+
+    def levels(*args):
+        blocked[0] += 1
+        return originals["_levels"](*args)
+
+    per_step = []
     try:
-        call()
-    finally:
+        for name in ENTRY_POINTS:
+            setattr(_sums, name, timed(originals[name]))
         _sums._levels = levels
-    return count[0]
+        for _ in range(steps):
+            spent[0], calls[0], blocked[0] = 0.0, 0, 0
+            call()
+            per_step.append(spent[0])
+    finally:
+        for name, f in originals.items():
+            setattr(_sums, name, f)
+    return {"inside_s": float(np.median(per_step)), "calls": calls[0], "blocked": blocked[0]}
 
 
 def measure_workloads(settings: Settings, keys=None, log=lambda msg: None) -> dict:
@@ -94,13 +125,18 @@ def measure_workloads(settings: Settings, keys=None, log=lambda msg: None) -> di
         n = max(1, round(settings.block_s / max(time.perf_counter() - t0, 1e-9)))
         samples = interleaved({"on": _timed(on, n), "off": _timed(off, n)}, settings.repeats)
         out[key] = {"title": spec.title, "samples": samples, "ratio": paired_ratio(samples["on"], samples["off"]),
-                    "blocked": blocked_per_step(on)}
+                    **inside_per_step(on, steps=settings.repeats)}
     return out
 
 
 def measure(settings: Settings, log=lambda msg: None) -> dict:
     return {"sums": measure_sums(settings), "workloads": measure_workloads(settings, log=log),
             "threshold": _sums.THRESHOLD, "block": _sums.BLOCK}
+
+
+def share(r: dict) -> float:
+    """The time inside lucid._sums over the median step (blocking on)."""
+    return r["inside_s"] / Stat(r["samples"]["on"]).median
 
 
 def _cell(stat) -> str:
@@ -112,10 +148,10 @@ def table(result: dict) -> str:
     for title, r in result["sums"].items():
         s = r["samples"]
         lines.append(f"| {title} | {Stat(s['mx.sum']).fmt(1e3)} | {Stat(s['lucid']).fmt(1e3)} | {_cell(r['ratio'])} |")
-    lines += ["", "| workload | blocked reductions per step | lucid eager ms, blocking on | off | on / off |",
-              "|---|---:|---:|---:|---:|"]
+    lines += ["", "| workload | reductions per step (blocked) | time inside lucid._sums per step | share of the step "
+              "| lucid eager ms, blocking on | off | on / off |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in result["workloads"].values():
         s = r["samples"]
-        lines.append(f"| {r['title']} | {r['blocked']} | {Stat(s['on']).fmt(1e3)} | {Stat(s['off']).fmt(1e3)} | "
-                     f"{_cell(r['ratio'])} |")
+        lines.append(f"| {r['title']} | {r['calls']} ({r['blocked']}) | {r['inside_s'] * 1e6:.1f} µs | "
+                     f"{share(r):.2%} | {Stat(s['on']).fmt(1e3)} | {Stat(s['off']).fmt(1e3)} | {_cell(r['ratio'])} |")
     return "\n".join(lines)

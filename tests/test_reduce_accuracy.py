@@ -45,6 +45,8 @@ def test_uniform_values_within_1e6_of_float64(uniform):
     assert _rel(lucid.linalg.vector_norm(x).item(), np.sqrt((ref * ref).sum())) <= 1e-6
     assert _rel(F.normalize(x, dim=0)[:1].item(), ref[0] / np.sqrt((ref * ref).sum())) <= 1e-6
     assert _rel(lucid.logsumexp(x, 0).item(), np.log(np.exp(ref).sum())) <= 1e-6
+    assert _rel(lucid.softmax(x, 0)[0].item(), np.exp(ref[0]) / np.exp(ref).sum()) <= 1e-6
+    assert _rel(lucid.log_softmax(x, 0)[0].item(), ref[0] - np.log(np.exp(ref).sum())) <= 1e-5  # (a difference)
     rows = x.reshape(2 ** 3, 2 ** 18).sum(1).numpy()
     np.testing.assert_allclose(rows, ref.reshape(2 ** 3, 2 ** 18).sum(1), rtol=1e-6)
     cols = x.reshape(2 ** 18, 2 ** 3).sum(0).numpy()
@@ -179,6 +181,7 @@ def test_blocked_path_with_infinities_and_nan(tiny_blocks):
     lambda x: x.sum(), lambda x: x.sum((0, 2), keepdim=True), lambda x: x.mean(1), lambda x: x.var((0, 1)),
     lambda x: x.std(2), lambda x: x.norm(), lambda x: x.norm(3, (0, 1)), lambda x: lucid.logsumexp(x, (1, 2)),
     lambda x: F.layer_norm(x, (5, 3)), lambda x: F.mse_loss(x, lucid.zeros_like(x)),
+    lambda x: lucid.softmax(x.reshape(2, 15), 1),
 ])
 def test_blocked_path_gradients(tiny_blocks, fn):
     x = lucid.tensor(np.random.default_rng(6).uniform(0.5, 1.5, (2, 5, 3)), dtype=lucid.float64,

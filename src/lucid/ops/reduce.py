@@ -468,7 +468,11 @@ def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
 
 
 def _softmax_fwd(a, axes):
-    return _f64.softmax(a, axis=axes) if a.dtype == mx.float64 else mx.softmax(a, axis=axes, precise=True)
+    if a.dtype == mx.float64:
+        return _f64.softmax(a, axis=axes)
+    if _sums.blocked(a, axes):  # a long row: normalized by the accurate sum (MLX's would be off by ~1e-5)
+        return mx.exp(a - _sums.logsumexp(a, axes, True))
+    return mx.softmax(a, axis=axes, precise=True)
 
 
 def _log_softmax_fwd(a, axes):
