@@ -177,9 +177,12 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
                   "MLX's CPU backend sums float32 in sequence (`mx.ones(2**25).sum()` is 16777216); lucid sums in "
                   f"blocks of {r['block']} once a reduction covers more than {r['threshold']} elements "
                   "(`lucid._sums`). First its sum against MLX's own `mx.sum` on the same array, each call "
-                  "evaluated; then each training workload's lucid eager step with the blocking on / off, interleaved "
-                  "in the same process, and how many of the step's reductions are large enough to be blocked "
-                  "(the others cost one comparison of Python ints).", "", reductions.table(r), ""]
+                  "evaluated; then, per training workload, the reductions of one lucid eager step (in parentheses "
+                  "those large enough to be blocked; the others cost one comparison of Python ints), the time spent "
+                  "inside `lucid._sums` per step, timed from inside (graph building, including the MLX reduction "
+                  "calls made anyway: an upper bound), its share of the median step, and the step with the blocking "
+                  "on / off, interleaved in the same process (within this machine's run-to-run noise).", "",
+                  reductions.table(r), ""]
     if results["amp"]:
         lines += ["## Mixed precision: float32 vs `lucid.autocast` (transformer)", "",
                   f"{titles['transformer']}, lucid eager: one full step per measurement, the forward and loss under "

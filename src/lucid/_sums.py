@@ -6,12 +6,15 @@ error grows with the count (about 5e-6 at 2**16 uniform values, 6e-5 at 2**24), 
 PyTorch and NumPy sum pairwise (in blocks whose sums are then summed), so their error stays near float32's rounding
 at every size. ``sum`` here does the same on top of MLX: when a reduction covers more than ``THRESHOLD`` elements it
 sums blocks of at most ``BLOCK`` elements, then the blocks' sums in blocks, and so on (log_BLOCK(n) levels). Each
-level is one MLX reduction over contiguous runs of the input (a reshape, no copy) and the later levels read
-1/BLOCK of the data, so the accurate sum costs what MLX's own does. A reduction at or below ``THRESHOLD`` elements is
-MLX's single call, unchanged: the only cost there is one comparison of Python ints on the static shape.
+level is one MLX reduction over runs of the input (a reshape, no copy, when the axis divides into blocks; else a
+slice for the last, partial block) and the later levels read 1/BLOCK of the data: for large inputs the accurate sum
+takes less time than MLX's own (bench/reductions.py), and just past the threshold it adds a few small MLX calls. A
+reduction at or below ``THRESHOLD`` elements is MLX's single call, unchanged: the only cost there is one comparison
+of Python ints on the static shape.
 
-Every float reduction of lucid goes through this module: the sum, mean, var/std, norm and logsumexp ops, the losses
-built on them, the gradient of a broadcast (engine), clip_grad_norm_, batch/layer norm statistics.
+Every float reduction of lucid goes through this module: the sum, mean, var/std, norm, logsumexp and (long-row)
+softmax ops, the losses built on them, the gradient of a broadcast (engine), clip_grad_norm_, batch/layer norm
+statistics.
 """
 from __future__ import annotations
 
