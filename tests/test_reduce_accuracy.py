@@ -116,10 +116,14 @@ def test_half_precision_accumulates_in_float32():
 @pytest.mark.slow
 def test_the_issues_cases_at_full_scale():
     """The issue's targets: relative error <= 1e-6 against float64 for 2**30 ones (a broadcast: no 4 GiB array) and
-    2**27 uniform values; its examples: a mean over 10**8 ones, mse_loss over a (32, 4, 512, 512) batch."""
+    2**27 uniform values; its examples: a mean over 10**8 ones, the variance of 10**8 values near 1000 whose
+    variance is 1, mse_loss over a (32, 4, 512, 512) batch."""
     ones = lucid.ones(1).expand(2 ** 30)
     assert ones.sum().item() == 2 ** 30
     assert lucid.ones(1).expand(10 ** 8).mean().item() == 1.0
+    near_1000 = lucid.tensor([999.0, 1001.0]).repeat(5 * 10 ** 7)  # variance n / (n - 1), mean 1000
+    assert _rel(near_1000.var().item(), 10 ** 8 / (10 ** 8 - 1)) <= 1e-6 and near_1000.mean().item() == 1000.0
+    del near_1000
     x = np.random.default_rng(4).random(2 ** 27, dtype=np.float32)
     assert _rel(lucid.from_numpy(x).sum().item(), x.sum(dtype=np.float64)) <= 1e-6
     del x
