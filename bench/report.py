@@ -8,6 +8,7 @@ NAMES = {"lucid": "lucid eager", "mlx": "MLX eager", "lucid.compile": "lucid.com
          "torch": "PyTorch eager"}
 COMPILED_TARGET = 1.0
 CHECKS_TARGET = 1.03  # issue 9: index bounds checks cost at most 3% of a step
+REDUCTIONS_TARGET = 1.02  # issue 19: accurate float reductions cost at most 2% of a step
 PEAK_TARGET = 1.1
 RECORDING_TARGET_US = 1.5
 FLAT_TARGET = 1.5    # per-node cost of lucid's backward walk at the longest chain / at the shortest
@@ -144,10 +145,10 @@ def _met(ok: bool | None) -> str:
 
 
 def targets_table(results: list[WorkloadResult], eager_targets: dict, peaks: dict, titles: dict,
-                  recording: dict | None, flat: dict | None, after: dict) -> str:
+                  recording: dict | None, flat: dict | None, after: dict, reductions: dict | None = None) -> str:
     """``recording``: µs over MLX per op, keys "build" and "eval"; ``flat``: per-node growth from the shortest to the
     longest chain of "lucid" (fwd+bwd), "mx.grad" and "walk" (lucid's engine alone), the paired ratio lucid / mx.grad
-    at both ("ratio_first", "ratio_last"), and the two lengths."""
+    at both ("ratio_first", "ratio_last"), and the two lengths; ``reductions``: bench/reductions.py's measure()."""
     rows = []
     for r in results:
         target = eager_targets.get(r.key)
@@ -189,6 +190,14 @@ def targets_table(results: list[WorkloadResult], eager_targets: dict, peaks: dic
                      f"{flat['ratio_last']:.2f}× / {flat['ratio_first']:.2f}× = "
                      f"{flat['ratio_last'] / flat['ratio_first']:.2f}",
                      _met(flat["ratio_last"] / flat["ratio_first"] <= GROWTH_TARGET)))
+    for r in (reductions or {}).get("workloads", {}).values():
+        inside = r["inside_s"] / Stat(r["samples"]["on"]).median
+        rows.append((f"accurate reductions ≤ 2% of a step (time inside lucid._sums / lucid eager step, "
+                     f"{r['blocked']} of {r['calls']} reductions blocked; the on/off ratios are in their table): "
+                     f"{_short(r['title'])}", f"{inside:.2%}", _met(inside <= REDUCTIONS_TARGET - 1)))
+    for title, r in (reductions or {}).get("sums", {}).items():
+        rows.append((f"accurate reductions: lucid's sum / mx.sum, {title}", _ratio(r["samples"]["lucid"],
+                     r["samples"]["mx.sum"]), "(measured)"))
     for key, m in after.items():
         if isinstance(m, dict):
             rows.append((f"active memory after backward (retain_graph=False) = before forward: {_short(titles[key])}",

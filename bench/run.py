@@ -24,12 +24,12 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
-from bench import amp, distributed, hvp, overhead, report, training  # noqa: E402
+from bench import amp, distributed, hvp, overhead, reductions, report, training  # noqa: E402
 from bench.harness import UNCHECKED, Settings  # noqa: E402
 from bench.timing import paired_ratio  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory", "amp", "distributed"]
+WORKLOADS = [*training.SPECS, "hvp", "chains", "overhead", "memory", "reductions", "amp", "distributed"]
 PEAK_MEMORY = ("mlp", "cnn")
 AFTER_BACKWARD = ("mlp", "cnn", "transformer")
 OVERHEAD_N = 1000
@@ -62,8 +62,8 @@ class Plan:
 
 def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=sys.stderr, flush=True)) -> dict:
     """Measure the given workloads; a workload that fails as a whole is recorded under ``failed``."""
-    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "amp": None,
-           "distributed": None, "failed": {}}
+    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "reductions": None,
+           "amp": None, "distributed": None, "failed": {}}
     for key in workloads:
         log(f"bench: {key} ...")
         t0 = time.perf_counter()
@@ -84,6 +84,8 @@ def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=
                         out["after"][k] = training.memory_after_backward(k)
                     except Exception as e:
                         out["after"][k] = f"{type(e).__name__}: {e}"
+            elif key == "reductions":
+                out["reductions"] = reductions.measure(plan.settings, log=log)
             elif key == "amp":
                 out["amp"] = amp.measure(plan.amp_repeats, log=log)
             elif key == "distributed":
@@ -133,7 +135,7 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     eager_targets = {k: s.target_eager for k, s in training.SPECS.items()}
     lines += ["## Targets (issue 5)", "",
               report.targets_table(results["workloads"], eager_targets, results["peaks"], titles, recording, flat,
-                                   results["after"]), ""]
+                                   results["after"], results.get("reductions")), ""]
     misses = os.path.join(os.path.dirname(os.path.abspath(__file__)), "MISSES.md")
     if os.path.exists(misses):  # the written analysis of the targets that are not met
         lines += [open(misses).read(), ""]
@@ -169,6 +171,18 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
     if results["overhead"]:
         lines += ["## Tape overhead per op", "",
                   overhead.overhead_table(results["overhead"], OVERHEAD_N, plan.overhead_repeats), ""]
+    if results.get("reductions"):
+        r = results["reductions"]
+        lines += ["## Cost of accurate reductions", "",
+                  "MLX's CPU backend sums float32 in sequence (`mx.ones(2**25).sum()` is 16777216); lucid sums in "
+                  f"blocks of {r['block']} once a reduction covers more than {r['threshold']} elements "
+                  "(`lucid._sums`). First its sum against MLX's own `mx.sum` on the same array, each call "
+                  "evaluated; then, per training workload, the reductions of one lucid eager step (in parentheses "
+                  "those large enough to be blocked; the others cost one comparison of Python ints), the time spent "
+                  "inside `lucid._sums` per step, timed from inside (graph building, including the MLX reduction "
+                  "calls made anyway: an upper bound), its share of the median step, and the step with the blocking "
+                  "on / off, interleaved in the same process (within this machine's run-to-run noise).", "",
+                  reductions.table(r), ""]
     if results["amp"]:
         lines += ["## Mixed precision: float32 vs `lucid.autocast` (transformer)", "",
                   f"{titles['transformer']}, lucid eager: one full step per measurement, the forward and loss under "

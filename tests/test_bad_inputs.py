@@ -132,6 +132,51 @@ def test_integer_division_by_python_zero_raises_and_leaves_the_tensor(op):
     assert x.tolist() == [7, -3] and x._version == 0
 
 
+_BY_TENSOR = [
+    ("floordiv", "floor_divide", lambda x, z: x // z), ("rfloordiv", "floor_divide", lambda x, z: 7 // z),
+    ("mod", "remainder", lambda x, z: x % z), ("rmod", "remainder", lambda x, z: 7 % z),
+    ("remainder", "remainder", lambda x, z: lucid.remainder(x, z)), ("fmod", "fmod", lambda x, z: lucid.fmod(x, z)),
+    ("div_floor", "div", lambda x, z: lucid.div(x, z, rounding_mode="floor")),
+    ("div_trunc", "div", lambda x, z: lucid.div(x, z, rounding_mode="trunc")),
+    ("bool_divisor", "floor_divide", lambda x, z: x // (z != 0)),
+    ("uint8", "floor_divide", lambda x, z: x.to(lucid.uint8) // z.to(lucid.uint8)),
+]
+
+
+@pytest.mark.parametrize("op", [c[2] for c in _BY_TENSOR[:-2]] + [lambda x, z: x // lucid.tensor([True, False])],
+                         ids=[c[0] for c in _BY_TENSOR[:-2]] + ["bool_divisor"])
+def test_integer_division_by_a_tensor_of_host_zeros_raises_at_once(op):
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+        op(lucid.tensor([7, -3]), lucid.tensor([2, 0]))  # PyTorch: RuntimeError('ZeroDivisionError')
+
+
+@pytest.mark.parametrize("name, op", [c[1:] for c in _BY_TENSOR], ids=[c[0] for c in _BY_TENSOR])
+def test_integer_division_by_a_computed_zero_raises_at_the_next_evaluation(name, op):
+    """The divisor's values are not on the host (computed lazily): the error comes where values are computed,
+    naming the op and this line (as the deferred index checks do)."""
+    z = lucid.tensor([3, 1]) - 1  # [2, 0], computed by MLX
+    out = op(lucid.tensor([7, -3]), z)
+    line = op.__code__.co_firstlineno  # the user's line that called the op: the lambda's
+    with pytest.raises(RuntimeError, match=rf"^ZeroDivisionError \(in {name}, called at .*test_bad_inputs.py, "
+                                           rf"line {line};"):
+        out.tolist()
+    assert (lucid.tensor([7, -3]) // (lucid.tensor([3, 2]) - 1)).tolist() == [3, -3]  # no zero: no error
+
+
+@pytest.mark.parametrize("op", [lambda x, z: x.floor_divide_(z), lambda x, z: x.remainder_(z),
+                                lambda x, z: x.fmod_(z), lambda x, z: x.div_(z, rounding_mode="trunc"),
+                                lambda x, z: x.__ifloordiv__(z), lambda x, z: x.__imod__(z)],
+                         ids=["floor_divide_", "remainder_", "fmod_", "div_trunc", "ifloordiv", "imod"])
+def test_in_place_integer_division_by_a_computed_zero_leaves_the_tensor(op):
+    x = lucid.tensor([7, -3])
+    op(x, lucid.tensor([3, 1]) - 1)
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError "):
+        x.tolist()
+    assert x.tolist() == [7, -3]
+    with pytest.raises(RuntimeError, match="^ZeroDivisionError$"):
+        op(x, lucid.tensor([0, 1]))
+
+
 def test_float_division_by_zero_is_ieee_as_in_pytorch():
     assert (lucid.tensor([1.0, -2.0]) // 0).tolist() == [math.inf, -math.inf]
     assert (lucid.tensor([1, 2]) / 0).tolist() == [math.inf, math.inf]

@@ -53,3 +53,23 @@ def test_render_has_the_mixed_precision_and_data_parallel_sections():
     text = run.render(results, header, plan, "python -m bench --only amp --only distributed")
     assert "| autocast bf16 | 30.0 (9.0–11.0) | 3.00× | 1.50 | 0.75× |" in text
     assert "| MLP | 2 | 5.0 | 100.0 | 0.90× | 1.00 MiB | 1.00 MiB | 2 |" in text
+
+
+def test_bench_reductions_measures_and_renders():
+    """bench/reductions.py: the accurate sum against mx.sum, and a workload's step with the blocking on / off."""
+    from bench import reductions, run
+    from bench.harness import Settings
+
+    settings = Settings(repeats=1, block_s=0.0, check_calls=1, warmup_calls=0)
+    result = {"sums": {}, "workloads": reductions.measure_workloads(settings, ["cnn"]),
+              "threshold": 4096, "block": 256}
+    cnn = result["workloads"]["cnn"]
+    assert cnn["blocked"] >= 1 and cnn["calls"] > cnn["blocked"] and cnn["inside_s"] > 0  # 64 x 24 x 24 conv sums
+    text = reductions.table(result)
+    assert "| LeNet CNN 28x28" in text
+    header = {"date": "today", "machine": "test", "python": "3", "mlx": "0", "lucid": "0", "torch": "-",
+              "blas": "-", "compiler": "-"}
+    results = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "failed": {},
+               "amp": None, "distributed": None, "reductions": result}
+    text = run.render(results, header, run.Plan(quick=True), "python -m bench --only reductions")
+    assert "## Cost of accurate reductions" in text and "accurate reductions ≤ 2% of a step" in text

@@ -56,6 +56,55 @@ def test_hook_changing_size_errors():
         y.sum().backward()
 
 
+def test_hook_changing_type_or_size_errors_as_in_pytorch():
+    """PyTorch 2.13's messages (torch.FloatTensor spelled lucid.FloatTensor); .grad is left untouched."""
+    def h(g):
+        return g.double()
+
+    x = leaf()
+    x.register_hook(h)  # a leaf's hook
+    with pytest.raises(RuntimeError, match=r"^hook 'h' has changed the type of value \(was lucid.FloatTensor got "
+                                           r"lucid.DoubleTensor\)$"):
+        (x * 2).sum().backward()
+    assert x.grad is None
+    y = leaf() * 2  # a non-leaf's hook, through autograd.grad too; the type is checked before the size
+    y.register_hook(lambda g: g.to(lucid.float16)[:1])
+    with pytest.raises(RuntimeError, match=r"hook '<lambda>' has changed the type of value \(was lucid.FloatTensor "
+                                           r"got lucid.HalfTensor\)"):
+        grad(y.sum(), y)
+    x = leaf()
+    x.register_hook(lambda g: g.reshape(2, 1))
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has changed the size of value$"):
+        (x * 2).sum().backward()
+
+    class Callable:
+        def __call__(self, g):
+            return g.long()
+
+    x = leaf()
+    x.register_hook(Callable())
+    with pytest.raises(RuntimeError, match=r"^hook '<unknown>' has changed the type of value \(was lucid.FloatTensor "
+                                           r"got lucid.LongTensor\)$"):
+        (x * 2).sum().backward()
+    x = leaf()
+    x.register_hook(lambda g: 3)
+    with pytest.raises(TypeError, match=r"^expected Variable, but hook returned 'int'$"):
+        (x * 2).sum().backward()
+
+
+def test_node_hooks_changing_type_or_size_error():
+    x = leaf()
+    y = x * 2
+    y.grad_fn.register_prehook(lambda gos: (gos[0].double(),))
+    with pytest.raises(RuntimeError, match=r"has changed the type of value \(was lucid.FloatTensor got "
+                                           r"lucid.DoubleTensor\)"):
+        y.sum().backward()
+    y = x.exp()
+    y.grad_fn.register_hook(lambda gis, gos: (gis[0][:1],))
+    with pytest.raises(RuntimeError, match=r"^hook '<lambda>' has changed the size of value$"):
+        y.sum().backward()
+
+
 def test_hook_on_tensor_without_grad_errors():
     with pytest.raises(RuntimeError, match="cannot register a hook on a tensor that doesn't require gradient"):
         lucid.ones(2).register_hook(lambda g: g)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .. import _checks
+from .. import _checks, _legacy, _sums
 from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -533,7 +533,7 @@ def _conform_array(a, shape: tuple, dtype, producer, index: int):
     if a.shape != shape:
         lead, dims = _broadcast_dims(a.shape, shape, producer, index)
         if dims:
-            a = mx.sum(a, axis=dims, keepdims=True)
+            a = _sums.sum(a, dims, keepdims=True)  # accurate at any size, as the lucid op
         if lead:
             a = mx.reshape(a, shape)
     if a.dtype != dtype:
@@ -574,9 +574,9 @@ def _node_pre_hooks(hooks, grads: list) -> list:
         r = fn(tuple(grads))
         if r is not None:
             if len(r) != len(grads):
-                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
+                raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
                                    f"(got {len(r)}, but expected {len(grads)})")
-            grads = list(r)
+            grads = [_checked(fn, g, v) for g, v in zip(grads, r)]
     return grads
 
 
@@ -585,21 +585,42 @@ def _post_hooks(hooks, in_grads, grads) -> tuple:
         r = fn(tuple(in_grads), tuple(grads))
         if r is not None:
             if len(r) != len(in_grads):
-                raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has returned an incorrect number of values "
+                raise RuntimeError(f"hook '{_hook_name(fn)}' has returned an incorrect number of values "
                                    f"(got {len(r)}, but expected {len(in_grads)})")
-            in_grads = tuple(r)
+            in_grads = tuple(_checked(fn, g, v) for g, v in zip(in_grads, r))
     return in_grads
 
 
 def _run_tensor_hook(fn, g: Tensor) -> Tensor:
     r = fn(g)
-    if r is None:
-        return g
+    return g if r is None else _checked(fn, g, r)
+
+
+def _checked(fn, g, r):
+    """What hook ``fn`` returned (``r``) in place of the gradient ``g``, refused as PyTorch refuses it when its type
+    or size differs (a gradient of another dtype or shape would be cast or broadcast silently further on)."""
+    if g is None or r is None:
+        return r
     if not isinstance(r, Tensor):
-        raise TypeError(f"hook '{getattr(fn, '__name__', fn)}' returned {type(r).__name__}; expected a Tensor or None")
+        raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+    if r.dtype != g.dtype:
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was {_type_name(g.dtype)} got "
+                           f"{_type_name(r.dtype)})")
     if r._st.data.shape != g._st.data.shape:
-        raise RuntimeError(f"hook '{getattr(fn, '__name__', fn)}' has changed the size of value")
+        raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
     return r
+
+
+def _hook_name(fn) -> str:
+    return getattr(fn, "__name__", "<unknown>")
+
+
+def _type_name(dtype) -> str:
+    """PyTorch's legacy type name, lucid's spelling: lucid.FloatTensor (lucid.complex64 where there is none)."""
+    for name in _legacy.__all__:
+        if getattr(_legacy, name).dtype == dtype:
+            return f"lucid.{name}"
+    return f"lucid.{dtype_name(dtype)}"
 
 
 def _visit_leaf(node: AccumulateGrad, g: Tensor, accumulate, create_graph, captured, slots) -> None:

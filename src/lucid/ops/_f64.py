@@ -13,6 +13,8 @@ import math
 
 import mlx.core as mx
 
+from .. import _sums
+
 _E = mx.array(math.e, dtype=mx.float64)
 # ln 2 split so that k * _LN2_HI is exact for |k| < 2**11 (Cody and Waite's argument reduction)
 _LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10
@@ -62,14 +64,14 @@ def logaddexp(a, b):
 def logsumexp(a, axis=None, keepdims=False):
     m = mx.stop_gradient(mx.max(a, axis=axis, keepdims=True))
     m = mx.where(mx.isinf(m), 0, m)
-    out = mx.log(mx.sum(exp(a - m), axis=axis, keepdims=True)) + m
+    out = mx.log(_sums.sum(exp(a - m), axis, keepdims=True)) + m
     return out if keepdims else mx.squeeze(out, axis=axis) if axis is not None else out.reshape(())
 
 
 def softmax(a, axis=-1):
     m = mx.max(a, axis=axis, keepdims=True)
     e = exp(a - m)
-    return e / mx.sum(e, axis=axis, keepdims=True)
+    return e / _sums.sum(e, axis, keepdims=True)
 
 
 # ---------------------------------------------------------------------------------------------------- erf, erfc

@@ -13,11 +13,13 @@ __all__ = ["add", "sub", "rsub", "mul", "div", "floor_divide", "remainder", "neg
            "arctan2", "arcsinh", "arccosh", "arctanh", "erf", "erfc", "erfinv", "logaddexp", "logaddexp2", "hypot",
            "lerp", "sinc", "xlogy", "nan_to_num", "frac", "fmod", "copysign"]
 
+import functools
 import math
 
 import mlx.core as mx
 import numpy as np
 
+from .. import _checks, _threads
 from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
@@ -48,16 +50,50 @@ def _binary(f):
     return fwd
 
 
-def _int_division(f):
-    """An MLX quotient or remainder that refuses an integer tensor divided by a Python 0, as PyTorch does (MLX
-    returns arbitrary integers). A tensor divisor is not checked: that needs its values, which ops never read."""
+def _integral(v) -> bool:
+    return v.dtype == mx.bool_ or mx.issubdtype(v.dtype, mx.integer) if type(v) is _array else type(v) in (int, bool)
+
+
+def _zero_division(_=None) -> RuntimeError:
+    return RuntimeError("ZeroDivisionError")  # PyTorch's exception, word for word
+
+
+def _int_division(f, op: str):
+    """An MLX quotient or remainder that refuses an integer division by zero, as PyTorch does (MLX returns arbitrary
+    integers). A Python 0, or a divisor whose values are on the host, raises at once; otherwise zeros in the divisor
+    are replaced by 1 for MLX and a deferred check (lucid._checks) raises at the next evaluation, naming ``op`` and
+    the user's line."""
 
     def fwd(a, b, *rest):
-        if type(b) is int and b == 0 and type(a) is _array and mx.issubdtype(a.dtype, mx.integer):
-            raise RuntimeError("ZeroDivisionError")
+        if _integral(a) and _integral(b):
+            if type(b) is not _array:
+                if b == 0:
+                    raise _zero_division()
+            elif b.size and _checks.enabled[0]:
+                zero = b == 0
+                if _checks.is_known(b):
+                    if not _threads.to_numpy(b, copy=None).all():
+                        raise _zero_division()
+                else:
+                    _checks.check_later(mx.any(zero), _zero_division, op)
+                    b = mx.where(zero, mx.array(1, b.dtype), b)
         return f(a, b, *rest)
 
     return fwd
+
+
+def all_or_nothing(write):
+    """A write op whose arguments are checked later (lucid._checks: an index out of range, a division by zero)
+    leaves its input unchanged if a check fails: the error comes at the next evaluation, and the tensor written keeps
+    its old values meanwhile."""
+    @functools.wraps(write)
+    def op(input, *args, **kwargs):
+        with _checks.watch() as flags:
+            out = write(input, *args, **kwargs)
+        if not flags:
+            return out
+        return where(_wrap(functools.reduce(mx.logical_or, flags)), input, out)
+    return op
 
 
 def _zeros(g, *_, **__):
@@ -94,11 +130,12 @@ mul = defop("mul", _binary(mx.multiply), save={0: (1,), 1: (0,)}, raw=True,
             vjp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(g, x)))
 _div = defop("div", _binary(mx.divide), save={0: (1,), 1: (0, 1)}, raw=True,
              vjp=(lambda g, ans, x, y: _div(g, y), lambda g, ans, x, y: _div(mul(neg(g), x), mul(y, y))))
-_div_rounded = defop("div", _binary(_int_division(_divide_rounded)), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
-floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide)), vjp=(_zeros, _zeros), save=None)
+_div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
+floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")), vjp=(_zeros, _zeros), save=None)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
-_remainder_scalar = defop("remainder", _binary(_int_division(mx.remainder)), vjp=_REMAINDER_VJP, node="RemainderBackward0")
-_remainder_tensor = defop("remainder", _binary(mx.remainder), vjp=_REMAINDER_VJP, node="RemainderBackward1")
+_remainder_fwd = _binary(_int_division(mx.remainder, "remainder"))
+_remainder_scalar = defop("remainder", _remainder_fwd, vjp=_REMAINDER_VJP, node="RemainderBackward0")
+_remainder_tensor = defop("remainder", _remainder_fwd, vjp=_REMAINDER_VJP, node="RemainderBackward1")
 neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None, raw=True)
 
 
@@ -621,8 +658,9 @@ def _fmod_fwd(a, b):
 
 
 _FMOD_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * div(x, y, rounding_mode="trunc"))
-_fmod_scalar = defop("fmod", _binary(_int_division(_fmod_fwd)), vjp=_FMOD_VJP, node="FmodBackward0")
-_fmod_tensor = defop("fmod", _binary(_fmod_fwd), vjp=_FMOD_VJP, node="FmodBackward1")
+_fmod_checked = _binary(_int_division(_fmod_fwd, "fmod"))
+_fmod_scalar = defop("fmod", _fmod_checked, vjp=_FMOD_VJP, node="FmodBackward0")
+_fmod_tensor = defop("fmod", _fmod_checked, vjp=_FMOD_VJP, node="FmodBackward1")
 
 
 def fmod(input, other) -> Tensor:
@@ -724,17 +762,19 @@ document(BINARY, {
 
 
 # ---------------------------------------------------------------------------------------------------- in-place methods
-for _name, _fn in [("add_", add), ("sub_", sub), ("mul_", mul), ("div_", div), ("pow_", pow), ("clamp_", clamp),
+# (the integer divisions are all or nothing: a division by zero found later leaves the tensor unchanged)
+for _name, _fn in [("add_", add), ("sub_", sub), ("mul_", mul), ("div_", all_or_nothing(div)), ("pow_", pow), ("clamp_", clamp),
                    ("clip_", clamp), ("clamp_min_", clamp_min), ("clamp_max_", clamp_max), ("neg_", neg),
                    ("abs_", abs), ("exp_", exp), ("log_", log), ("sqrt_", sqrt), ("sin_", sin), ("cos_", cos),
                    ("tanh_", tanh), ("sigmoid_", sigmoid), ("relu_", relu), ("floor_", floor), ("ceil_", ceil),
                    ("round_", round), ("trunc_", trunc), ("sign_", sign), ("square_", square),
-                   ("reciprocal_", reciprocal), ("remainder_", remainder), ("floor_divide_", floor_divide),
+                   ("reciprocal_", reciprocal), ("remainder_", all_or_nothing(remainder)),
+                   ("floor_divide_", all_or_nothing(floor_divide)),
                    ("maximum_", maximum), ("minimum_", minimum),
                    ("asin_", asin), ("acos_", acos), ("atan_", atan), ("atan2_", atan2), ("sinh_", sinh),
                    ("cosh_", cosh), ("asinh_", asinh), ("acosh_", acosh), ("atanh_", atanh), ("erf_", erf),
                    ("erfc_", erfc), ("erfinv_", erfinv), ("hypot_", hypot), ("lerp_", lerp), ("sinc_", sinc),
-                   ("xlogy_", xlogy), ("nan_to_num_", nan_to_num), ("frac_", frac), ("fmod_", fmod),
+                   ("xlogy_", xlogy), ("nan_to_num_", nan_to_num), ("frac_", frac), ("fmod_", all_or_nothing(fmod)),
                    ("copysign_", copysign), ("arcsin_", asin), ("arccos_", acos), ("arctan_", atan),
                    ("arctan2_", atan2), ("arcsinh_", asinh), ("arccosh_", acosh), ("arctanh_", atanh)]:
     setattr(Tensor, _name, inplace_method(_name, _fn))

@@ -18,19 +18,18 @@ from __future__ import annotations
 __all__ = ["nonzero", "argwhere", "index_select", "index_put", "masked_fill", "masked_select", "gather", "scatter",
            "scatter_add", "index_add", "index_copy", "index_fill", "take", "take_along_dim"]
 
-import functools
 import operator
 import warnings
 
 import mlx.core as mx
 import numpy as np
 
-from .._checks import checked_index, is_known, mark_known, watch
+from .._checks import checked_index, is_known, mark_known
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
 from ._core import SAVES_INDEX, data, defop, method_docs, methods
-from .elementwise import nonzero, where  # (nonzero: re-exported with the indexing functions)
+from .elementwise import all_or_nothing, nonzero, where  # (nonzero: re-exported with the indexing functions)
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
 
 
@@ -259,20 +258,7 @@ def _fit_value(value, region: tuple):
     return value.reshape(rest) if lead else value
 
 
-def _all_or_nothing(write):
-    """A write op whose indices are checked later (lucid._checks) leaves its input unchanged if one of them is out
-    of range: the error comes at the next evaluation, and the tensor written keeps its old values meanwhile."""
-    @functools.wraps(write)
-    def op(input, *args, **kwargs):
-        with watch() as flags:
-            out = write(input, *args, **kwargs)
-        if not flags:
-            return out
-        return where(_wrap(functools.reduce(mx.logical_or, flags)), input, out)
-    return op
-
-
-@_all_or_nothing
+@all_or_nothing
 def index_put_key(x: Tensor, key, value) -> Tensor:
     """x with ``x[key]`` replaced by ``value`` (a number or a tensor that broadcasts), out of place."""
     basic, adv = parse_key(x.shape, key, "x[index] = value")
@@ -342,7 +328,7 @@ def _tensor_key(indices, shape: tuple) -> tuple:
     return tuple(key)
 
 
-@_all_or_nothing
+@all_or_nothing
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate``, where repeated indices add up).
     ``indices`` is a tuple of index tensors, as in PyTorch (None keeps a dim whole)."""
@@ -534,7 +520,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     return _gather(input, _along_index(idx, input.shape[d], d, "gather"), d)
 
 
-@_all_or_nothing
+@all_or_nothing
 def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None = None) -> Tensor:
     """``input`` with ``out[index[i][j]][j] = src[i][j]`` for dim 0 (a copy; ``scatter_`` writes in place). ``src``
     is a tensor at least as large as index (its leading part is used) or a number (``value``). With repeated
@@ -576,7 +562,7 @@ def _leading_part(src, shape: tuple):
     return take_slices(src, tuple(slice(0, s) for s in shape))
 
 
-@_all_or_nothing
+@all_or_nothing
 def scatter_add(input, dim: int, index, src) -> Tensor:
     """``input`` with ``out[index[i][j]][j] += src[i][j]`` for dim 0; repeated indices add up. The gradient passes
     to input and is gathered for src."""
@@ -636,7 +622,7 @@ def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
     return input, (_FULL,) * d + (idx,), source, scalar
 
 
-@_all_or_nothing
+@all_or_nothing
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     """``input`` with ``alpha * source`` added at the positions ``index`` (1-d) along ``dim``; repeated indices add
     up. ``source`` has input's shape with ``len(index)`` along ``dim``."""
@@ -646,7 +632,7 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     return out.reshape(()) if scalar else out
 
 
-@_all_or_nothing
+@all_or_nothing
 def index_copy(input, dim: int, index, source) -> Tensor:
     """``input`` with the slices ``index`` (1-d) along ``dim`` replaced by those of ``source`` (with repeated
     indices one of them wins, unspecified which, as in PyTorch)."""
@@ -656,7 +642,7 @@ def index_copy(input, dim: int, index, source) -> Tensor:
     return out.reshape(()) if scalar else out
 
 
-@_all_or_nothing
+@all_or_nothing
 def index_fill(input, dim: int, index, value) -> Tensor:
     """``input`` with the slices ``index`` (0-d or 1-d) along ``dim`` set to ``value`` (a number or a 0-d
     tensor, which gets the summed gradient of those positions)."""

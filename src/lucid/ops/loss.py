@@ -29,6 +29,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .. import _sums
 from .._checks import check_later, checked_index, checked_index_seen, is_known
 from .._threads import to_numpy
 from .._tensor import Tensor, _wrap
@@ -173,7 +174,7 @@ def _nll_fwd(logp, weight, safe, keep, w, total_w, cd, reduction):
         loss = mx.where(keep, -picked * w, 0.0)  # (a Python 0.0 takes logp's dtype, for one MLX call less)
     if reduction == "none":
         return loss
-    total = mx.sum(loss)
+    total = _sums.sum(loss)
     return total / total_w if reduction == "mean" else total
 
 
@@ -222,7 +223,7 @@ def _nll(logp, target, weight, ignore_index: int, reduction: str, all_kept: bool
         return _nll_ops["2d" if la.ndim == 4 else ""](logp, weight, safe=safe, keep=keep, w=w, total_w=total_w,
                                                         cd=cd, reduction=reduction)
     cd, safe, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
-    total_w = mx.sum(w) if reduction == "mean" else None
+    total_w = _sums.sum(w) if reduction == "mean" else None
     # the two tensors positional, the rest as keywords: the op's fast path for two arguments records it
     return _nll_ops["2d" if logp.ndim == 4 else ""](logp, weight, safe=safe, keep=keep, w=w, total_w=total_w, cd=cd,
                                                       reduction=reduction)

@@ -13,6 +13,7 @@ import math
 
 import mlx.core as mx
 
+from .. import _sums
 from .._tensor import Tensor, _wrap
 from ._core import defop, expect_tensor
 from .._grad_mode import no_grad
@@ -96,14 +97,16 @@ def _update_running(running, momentum: float, batch_stat: Tensor) -> None:
 # lucid ops (so its own derivatives are exact), instead of the ~7 recorded ops of the composed form.
 def _layer_norm_fwd(x, w, b, axes, eps):
     lead = x.shape[:x.ndim - len(axes)]
-    if x.dtype in (mx.float32, mx.float16, mx.bfloat16) and all(
-            t is None or t.dtype == x.dtype for t in (w, b)):  # one fused MLX call over the flattened trailing dims
-        d = math.prod(x.shape[len(lead):])
+    d = math.prod(x.shape[len(lead):])
+    # one fused MLX call over the flattened trailing dims; its statistics are sequential sums, so beyond
+    # _sums.THRESHOLD elements per row the composed form (accurate sums) is used
+    if x.dtype in (mx.float32, mx.float16, mx.bfloat16) and d <= _sums.THRESHOLD and all(
+            t is None or t.dtype == x.dtype for t in (w, b)):
         flat = [None if t is None else t.reshape(d) for t in (w, b)]
         return mx.fast.layer_norm(x.reshape(*lead, d), *flat, eps).reshape(x.shape)
     xc = x.astype(mx.float32) if x.dtype in _UPCAST else x  # float64 (exact) and mixed dtypes: the composed form
-    mean = mx.mean(xc, axis=axes, keepdims=True)
-    y = (xc - mean) / mx.sqrt(mx.var(xc, axis=axes, keepdims=True) + eps)
+    mean = _sums.mean(xc, axes, keepdims=True)
+    y = (xc - mean) / mx.sqrt(_sums.var(xc, axes, d, keepdims=True) + eps)
     if w is not None:
         y = y * w
     if b is not None:

@@ -18,6 +18,7 @@ from collections import namedtuple
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
+from .. import _sums
 from . import _f64
 from .. import _grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
@@ -114,8 +115,9 @@ def _ties(x, ans_kept, g_kept, axes):
 
 
 # ---------------------------------------------------------------------------------------------------- sum, mean
+# float sums go through lucid._sums: MLX's CPU sum adds in sequence, so large float32 sums drift (see README)
 def _sum_fwd(a, axes, keepdim):
-    return mx.sum(a, axis=axes, keepdims=keepdim)
+    return _sums.sum(a, axes, keepdim)
 
 
 def _sum_vjp(g, ans, x, axes, keepdim):
@@ -123,7 +125,7 @@ def _sum_vjp(g, ans, x, axes, keepdim):
 
 
 def _mean_fwd(a, axes, keepdim):
-    return mx.mean(a, axis=axes, keepdims=keepdim)
+    return _sums.mean(a, axes, keepdim)
 
 
 def _mean_vjp(g, ans, x, axes, keepdim):
@@ -315,8 +317,7 @@ def argmin(input, dim=None, keepdim: bool = False) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------------- var, std
 def _var_fwd(a, axes, dof, keepdim):
-    centered = a - mx.mean(a, axis=axes, keepdims=True)
-    return mx.sum(centered * centered, axis=axes, keepdims=keepdim) / dof
+    return _sums.var(a, axes, dof, keepdim)
 
 
 def _centered(x, axes):
@@ -449,7 +450,7 @@ def _logsumexp_fwd(a, axes, keepdim):
         return mx.log(mx.sum(mx.exp(a), axis=axes, keepdims=keepdim))
     if a.dtype == mx.float64:
         return _f64.logsumexp(a, axis=axes, keepdims=keepdim)
-    return mx.logsumexp(a, axis=axes, keepdims=keepdim)
+    return _sums.logsumexp(a, axes, keepdim)
 
 
 def _logsumexp_vjp(g, ans, x, axes, keepdim):
@@ -467,7 +468,11 @@ def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
 
 
 def _softmax_fwd(a, axes):
-    return _f64.softmax(a, axis=axes) if a.dtype == mx.float64 else mx.softmax(a, axis=axes, precise=True)
+    if a.dtype == mx.float64:
+        return _f64.softmax(a, axis=axes)
+    if _sums.blocked(a, axes):  # a long row: normalized by the accurate sum (MLX's would be off by ~1e-5)
+        return mx.exp(a - _sums.logsumexp(a, axes, True))
+    return mx.softmax(a, axis=axes, precise=True)
 
 
 def _log_softmax_fwd(a, axes):
@@ -504,16 +509,16 @@ def log_softmax(input, dim, dtype=None) -> Tensor:
 # ---------------------------------------------------------------------------------------------------- norm
 def _norm_fwd(a, p, axes, keepdim):
     if p == 2:
-        return mx.sqrt(mx.sum(a * a, axis=axes, keepdims=keepdim))
+        return mx.sqrt(_sums.sum(a * a, axes, keepdim))
     if p == 1:
-        return mx.sum(mx.abs(a), axis=axes, keepdims=keepdim)
+        return _sums.sum(mx.abs(a), axes, keepdim)
     if p == math.inf:
         return mx.max(mx.abs(a), axis=axes, keepdims=keepdim)
     if p == -math.inf:
         return mx.min(mx.abs(a), axis=axes, keepdims=keepdim)
     if p == 0:
         return mx.sum(a != 0, axis=axes, keepdims=keepdim).astype(a.dtype)
-    return mx.power(mx.sum(mx.power(mx.abs(a), p), axis=axes, keepdims=keepdim), 1.0 / p)
+    return mx.power(_sums.sum(mx.power(mx.abs(a), p), axes, keepdim), 1.0 / p)
 
 
 def _norm_vjp(g, ans, x, p, axes, keepdim):

@@ -7,6 +7,7 @@ from typing import Iterable
 
 import mlx.core as mx
 
+from ... import _sums
 from ..._tensor import Tensor, _wrap
 from ..._threads import item
 from ... import _grad_mode as gm
@@ -29,10 +30,10 @@ def _norm(a: mx.array, p: float) -> mx.array:
     if p == 0:
         return mx.sum(a != 0).astype(a.dtype)
     if p == 1:
-        return mx.sum(mx.abs(a))
+        return _sums.sum(mx.abs(a))
     if p == 2:
-        return mx.sqrt(mx.sum(a * a))
-    return mx.power(mx.sum(mx.power(mx.abs(a), p)), 1.0 / p)
+        return mx.sqrt(_sums.sum(a * a))
+    return mx.power(_sums.sum(mx.power(mx.abs(a), p)), 1.0 / p)
 
 
 def get_total_norm(tensors: _Tensors, norm_type: float = 2.0, error_if_nonfinite: bool = False,
