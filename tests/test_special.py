@@ -432,3 +432,46 @@ def test_out_keyword():
         out = lucid.empty_like(fn(*args))
         assert fn(*args, out=out) is out
         np.testing.assert_array_equal(out.numpy(), fn(*args).numpy())
+
+
+PROGRAM = '''
+"""Maximum likelihood with torch.special: a gamma shape (its gradient is digamma) and two penalties."""
+import json
+import sys
+
+import torch
+import torch.special
+
+x = torch.linspace(0.5, 4.0, 64, dtype=torch.float64)
+k = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
+opt = torch.optim.SGD([k], lr=0.1)
+losses = []
+for _ in range(20):
+    opt.zero_grad()
+    nll = -(torch.special.xlogy(k[0] - 1, x) - x - torch.special.gammaln(k[0])).mean()
+    penalty = -torch.special.log_ndtr(k[1] - 3.0) + torch.special.i0e(k[1]) + 0.01 * torch.special.polygamma(1, k[0])
+    loss = nll + penalty + torch.special.gammaincc(torch.tensor(2.0, dtype=torch.float64), k[1])
+    loss.backward()
+    opt.step()
+    losses.append(loss.item())
+json.dump(losses + k.tolist(), open(sys.argv[1], "w"))
+'''
+
+
+def test_a_pytorch_program_with_torch_special_runs_under_lucid_run(tmp_path):
+    import json
+    import runpy
+    import sys
+
+    from lucid.compat.run import run_script
+    script = tmp_path / "mle.py"
+    script.write_text(PROGRAM)
+    run_script(script, [str(tmp_path / "lucid.json")])
+    saved = sys.argv[:]
+    sys.argv = [str(script), str(tmp_path / "torch.json")]
+    try:
+        runpy.run_path(str(script), run_name="__main__")
+    finally:
+        sys.argv[:] = saved
+    got, expected = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("lucid", "torch"))
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
