@@ -22,7 +22,7 @@ import mlx.core as mx
 from .._tensor import Tensor
 from . import _bessel, _f64, _gamma
 from ._core import BINARY, UNARY, accepts_out, defop, document, inplace_method, methods
-from .elementwise import _binary, eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
+from .elementwise import eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
 from .reduce import _TORCH_NAMES
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -67,7 +67,8 @@ def _not_implemented(what: str):
 # ---------------------------------------------------------------------------------------------------- gamma family
 lgamma = defop("lgamma", _unary(_gamma.lgamma), vjp=lambda g, ans, x: g * digamma(x))
 digamma = defop("digamma", _unary(_gamma.digamma), vjp=lambda g, ans, x: g * polygamma(1, x))
-_polygamma = defop("polygamma", lambda n, a: _unary(lambda x: _gamma.polygamma(n, x))(a),
+_polygamma_of = _unary(lambda x, n: _gamma.polygamma(n, x))
+_polygamma = defop("polygamma", lambda n, a: _polygamma_of(a, n),
                    vjp=(None, lambda g, ans, n, x: g * polygamma(n + 1, x)))
 
 
@@ -222,11 +223,10 @@ def logit(input, eps: float | None = None) -> Tensor:  # noqa: A002
 
 def _xlog1py_fwd(a, b):
     # 0 where x == 0 (whatever y is, but NaN), NaN where y is NaN
-    a, b = _gamma.float_operands(a, b)
     return mx.where(mx.isnan(b), b, mx.where(a == 0, 0, a * mx.log1p(b)))
 
 
-xlog1py = defop("xlog1py", _binary(_xlog1py_fwd), node="SpecialXlog1PyBackward0",
+xlog1py = defop("xlog1py", _binary_float(_xlog1py_fwd), node="SpecialXlog1PyBackward0",
                 vjp=(lambda g, ans, x, y: where(logical_and(eq(x, 0), le(y, -1)), 0.0, xlog1py(g, y)),
                      lambda g, ans, x, y: g * x / (y + 1)))
 
