@@ -263,7 +263,7 @@ def _leaf(values):
 GRADS = {
     "gammaln": ([-2.5, 0.3, 1.7, 12.0],), "digamma": ([-2.5, 0.3, 1.7, 12.0],),
     "erfcx": ([-2.0, 0.3, 5.0, 30.0],), "ndtr": ([-3.0, 0.2, 2.0],), "log_ndtr": ([-30.0, -2.0, 0.5, 4.0],),
-    "ndtri": ([1e-3, 0.7],), "entr": ([0.3, 2.0],), "logit": ([0.2, 0.7],),
+    "ndtri": ([0.02],), "entr": ([0.3, 2.0],), "logit": ([0.2, 0.7],),
     "i0": ([-25.0, -1.3, 0.4, 3.0, 30.0],), "i0e": ([-25.0, -1.3, 0.4, 3.0, 30.0],),
     "i1": ([-25.0, -1.3, 0.4, 3.0, 30.0],), "i1e": ([-25.0, -1.3, 0.4, 3.0, 30.0],),
     "expit": ([-3.0, 0.5],), "sinc": ([0.3, -1.7],), "erfinv": ([-0.9, 0.3],),
@@ -275,14 +275,17 @@ def test_unary_gradients(name):
     check_grads(getattr(S, name), _leaf(*GRADS[name]))
 
 
-@pytest.mark.parametrize("fn", [
-    lambda x: S.polygamma(1, x), lambda x: S.polygamma(2, x), lambda x: S.multigammaln(x, 3),
-    lambda x: S.logit(x, eps=0.1), lambda x: S.zeta(lucid.tensor([2.0, 3.5], dtype=lucid.float64), x),
-    lambda x: S.gammainc(lucid.tensor([0.7, 4.0], dtype=lucid.float64), x),
-    lambda x: S.gammaincc(lucid.tensor([0.7, 4.0], dtype=lucid.float64), x),
+A = lucid.tensor([4.0], dtype=lucid.float64)
+
+
+@pytest.mark.parametrize("fn, values", [
+    (lambda x: S.polygamma(1, x), [2.1, 3.3]), (lambda x: S.polygamma(2, x), [2.1, 3.3]),
+    (lambda x: S.multigammaln(x, 3), [2.1, 3.3]), (lambda x: S.logit(x, eps=0.1), [0.3, 0.6]),
+    (lambda x: S.zeta(lucid.tensor([2.0, 3.5], dtype=lucid.float64), x), [2.1, 3.3]),
+    (lambda x: S.gammainc(A, x), [2.1]), (lambda x: S.gammaincc(A, x), [5.5]),
 ], ids=["trigamma", "polygamma2", "multigammaln", "logit_eps", "zeta_q", "gammainc_x", "gammaincc_x"])
-def test_gradients_in_the_differentiable_argument(fn):
-    check_grads(fn, _leaf([2.1, 3.3]))
+def test_gradients_in_the_differentiable_argument(fn, values):
+    check_grads(fn, _leaf(values))
 
 
 def test_xlog1py_gradients():
@@ -449,7 +452,7 @@ x = torch.linspace(0.5, 4.0, 64, dtype=torch.float64)
 k = torch.tensor([1.0, 2.0], dtype=torch.float64, requires_grad=True)
 opt = torch.optim.SGD([k], lr=0.1)
 losses = []
-for _ in range(20):
+for _ in range(8):
     opt.zero_grad()
     nll = -(torch.special.xlogy(k[0] - 1, x) - x - torch.special.gammaln(k[0])).mean()
     penalty = -torch.special.log_ndtr(k[1] - 3.0) + torch.special.i0e(k[1]) + 0.01 * torch.special.polygamma(1, k[0])
