@@ -245,7 +245,8 @@ def test_polynomials_match_torch(name):
     x, n = np.meshgrid(PX, PN, indexing="ij")
     with np.errstate(invalid="ignore"):
         keep = ~(np.isnan(x) & (n % 1 != 0))  # PyTorch returns an uninitialized value there (its loop never runs)
-    for dt, tdt, rtol, atol in [(lucid.float64, torch.float64, 1e-9, 1e-13), (lucid.float32, torch.float32, 1e-4, 2e-6)]:
+    for dt, tdt, rtol, atol in [(lucid.float64, torch.float64, 1e-9, 1e-13),
+                                (lucid.float32, torch.float32, 1e-4, 2e-6)]:
         ours = getattr(S, name)(lucid.tensor(x, dtype=dt), lucid.tensor(n, dtype=dt))
         assert ours.dtype == dt and not ours.requires_grad
         ref = getattr(TS, name)(torch.tensor(x, dtype=tdt), torch.tensor(n, dtype=tdt)).numpy()
@@ -365,6 +366,10 @@ def test_errors_are_torchs():
         S.gammainc(lucid.tensor([1, 2]), lucid.tensor([1, 2]))
     with pytest.raises(TypeError):
         S.softmax(x)  # dim is required
+    for call in (lambda: S.gammaln(2.0), lambda: S.i0e([1.0]), lambda: S.bessel_j0(1.0), lambda: S.zeta(2.0, 3.0),
+                 lambda: S.xlog1py("a", x), lambda: S.chebyshev_polynomial_t(0.5, 3)):
+        with pytest.raises(TypeError):
+            call()
 
 
 @pytest.mark.parametrize("name", sorted(set(UNARY) - {"round"}))

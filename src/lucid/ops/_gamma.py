@@ -76,10 +76,15 @@ def floating(a):
     return a if mx.issubdtype(a.dtype, mx.floating) else a.astype(mx.float32)
 
 
-def float_operands(a, b):
-    """Two operands (MLX arrays or Python numbers) as arrays of one float dtype, by PyTorch's promotion: a number
-    takes the other operand's dtype (a float number and an integer tensor give float32), a 0-d array does not widen
-    a dimensioned one of its kind, integers become float32."""
+def float_operands(a, b, name: str = "special"):
+    """Two operands (MLX arrays or Python numbers, at least one an array) as arrays of one float dtype, by PyTorch's
+    promotion: a number takes the other operand's dtype (a float number and an integer tensor give float32), a 0-d
+    array does not widen a dimensioned one of its kind, integers become float32."""
+    ok = (mx.array, bool, int, float)
+    if not (isinstance(a, ok) and isinstance(b, ok) and (isinstance(a, mx.array) or isinstance(b, mx.array))):
+        got = ", ".join("Tensor" if isinstance(v, mx.array) else type(v).__name__ for v in (a, b))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                        "(Tensor, Tensor), (Number, Tensor) or (Tensor, Number)")
     if not isinstance(a, mx.array):
         a = mx.array(a, dtype=b.dtype if mx.issubdtype(b.dtype, mx.floating) or type(a) is int else mx.float32)
     if not isinstance(b, mx.array):

@@ -26,12 +26,12 @@ from ._bessel import _cos
 from ._gamma import exp, float_operands, sin
 
 
-def _degree(x, n):
+def _degree(x, n, name: str):
     """x and n as float arrays of one dtype (broadcast), n truncated toward zero (NaN and inf, which PyTorch's cast
     to int64 turns into the most negative integer, become -1), n as a Python int when it was one (then the
     recurrences need not read it), and the result's dtype."""
     known = n if type(n) is int else None
-    x, n = float_operands(x, n)
+    x, n = float_operands(x, n, name)
     dtype = x.dtype
     if dtype in (mx.float16, mx.bfloat16):  # computed in float32, rounded back (PyTorch's opmath)
         x, n = x.astype(mx.float32), n.astype(mx.float32)
@@ -83,8 +83,10 @@ def _chebyshev(x, n, kind: str):
 
 
 def _chebyshev_op(kind: str, shifted: bool):
+    name = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
+
     def fwd(x, n):
-        x, n, _, dtype = _degree(x, n)
+        x, n, _, dtype = _degree(x, n, name)
         return _chebyshev(2 * x - 1 if shifted else x, n, kind).astype(dtype)
     return fwd
 
@@ -113,7 +115,7 @@ def _max_degree(n, known) -> int:
 
 
 def _hermite_h(x, n):
-    x, n, known, dtype = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "hermite_polynomial_h")
     limit = 512 if x.dtype == mx.float64 else 128
     steps = max(min(known, limit + 1) - 1, 0) if known is not None else limit - 1
     out = _recurrence(x, n, known, steps, 2 * x, lambda k, q, p: 2 * x * q - (2 * k) * p, 1)
@@ -123,7 +125,7 @@ def _hermite_h(x, n):
 
 
 def _hermite_he(x, n):
-    x, n, known, dtype = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "hermite_polynomial_he")
     limit = 512 if x.dtype == mx.float64 else 128
     steps = max(min(known, limit + 1) - 1, 0) if known is not None else limit - 1
     out = _recurrence(x, n, known, steps, x, lambda k, q, p: x * q - k * p, 1)
@@ -133,7 +135,7 @@ def _hermite_he(x, n):
 
 
 def _laguerre(x, n):
-    x, n, known, dtype = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "laguerre_polynomial_l")
     steps = max(_max_degree(n, known) - 1, 0)
     out = _recurrence(x, n, known, steps, 1 - x, lambda k, q, p: ((2 * k + 1 - x) * q - k * p) / (k + 1), 1)
     out = mx.where(n == 1, 1 - x, mx.where((n == 0) | (x == 0), 1.0, out))
@@ -141,7 +143,7 @@ def _laguerre(x, n):
 
 
 def _legendre(x, n):
-    x, n, known, dtype = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "legendre_polynomial_p")
     steps = max(_max_degree(n, known) - 1, 0)
     out = _recurrence(x, n, known, steps, x, lambda k, q, p: ((2 * k + 1) * x * q - k * p) / (k + 1), 1)
     out = mx.where(n == 1, x, mx.where(n == 0, 1.0, out))
