@@ -166,15 +166,11 @@ def digamma(x):
 
 
 # ---------------------------------------------------------------------------------------------------- zeta
-def _hurwitz_positive(s, q):
-    """zeta(s, q) = sum_k (q + k)^-s for s > 1, q > 0: nine terms, then the Euler-Maclaurin tail at w = q + 9
-    with 12 Bernoulli terms (the expansion of DLMF 25.11.5's remainder)."""
-    total = 0
-    for k in range(9):
-        total = total + mx.power(q + k, -s)
-    w = q + 9
+def _euler_maclaurin_tail(s, w):
+    """sum_(k>=0) (w + k)^-s - w^-s / 2 ... : the Euler-Maclaurin remainder at w, with 12 Bernoulli terms
+    (DLMF 25.11.5), for w >= 9."""
     b = mx.power(w, -s)
-    total = total + w * b / (s - 1) + 0.5 * b
+    total = w * b / (s - 1) + 0.5 * b
     t = s * b / w  # (s)_(2j-1) w^(-s-2j+1), one factor (s + k)/w at a time: never an inf times a 0
     for j, c in enumerate(_EM, start=1):
         total = total + c * t
@@ -182,23 +178,34 @@ def _hurwitz_positive(s, q):
     return total
 
 
+def _hurwitz(s, q, q2=None, sign=None):
+    """zeta(s, q) for s > 1, q > 0 (nine terms, then the Euler-Maclaurin tail at q + 9), or
+    zeta(s, q) + sign zeta(s, q2) summed term by term: where the two series cancel, they cancel pair by pair (and
+    exactly where the terms are equal)."""
+    total = 0
+    for k in range(9):
+        term = mx.power(q + k, -s)
+        total = total + (term if q2 is None else term + sign * mx.power(q2 + k, -s))
+    total = total + _euler_maclaurin_tail(s, q + 9)
+    return total if q2 is None else total + sign * _euler_maclaurin_tail(s, q2 + 9)
+
+
 def zeta(s, q):
     """The Hurwitz zeta function zeta(s, q) with PyTorch's domain: NaN for s < 1, inf at s = 1 and where q is 0
     or a negative integer; q < 0 otherwise only for an integer s (the sum is then still defined)."""
     s, q = mx.broadcast_arrays(*float_operands(s, q))
     # q < 0, not an integer, s an integer: q = f - m with f in (0, 1) and
-    # zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, m + 1 - f))
+    # zeta(s, q) = zeta(s, f) + (-1)^s zeta(s, 1 - f) - (-1)^s zeta(s, m + 1 - f)
     fl = mx.floor(q)
     f = q - fl
     negative = q < 0
     ok = mx.isfinite(q) & (q > 0) | negative & (f > 0)
+    below = ok & negative
     safe_s = mx.where((s > 1) & mx.isfinite(s), s, 2.0)
-    base = mx.where(ok, mx.where(negative, f, q), 1.0)
-    one_minus = mx.where(ok & negative, 1 - f, 1.0)
-    far = mx.where(ok & negative, 1 - f - fl, 1.0)
-    z = _hurwitz_positive(mx.stack([safe_s] * 3), mx.stack([base, one_minus, far]))
-    sign = 1 - 2 * mx.remainder(safe_s, 2)
-    out = mx.where(negative, z[0] + sign * (z[1] - z[2]), z[0])
+    sign = mx.where(below, 1 - 2 * mx.remainder(safe_s, 2), 0.0)
+    near = _hurwitz(safe_s, mx.where(ok, mx.where(negative, f, q), 1.0), mx.where(below, 1 - f, 1.0), sign)
+    far = _hurwitz(safe_s, mx.where(below, 1 - f - fl, 1.0))
+    out = mx.where(negative, near - sign * far, near)
     out = mx.where(negative & (s != mx.floor(s)) | mx.isnan(q), math.nan, out)
     # s = +inf: 1 for q = 1, inf below (q^-s), NaN above (PyTorch's sum stalls on 0 * inf there)
     out = mx.where(s == math.inf, mx.where(q == 1, 1.0, mx.where(q < 1, math.inf, math.nan)), out)
