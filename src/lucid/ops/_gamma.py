@@ -248,8 +248,8 @@ def _log_prefix(a, x):
 
 
 def _igamma_parts(a, x):
-    """(P(a, x), Q(a, x)) for a > 0, x > 0 finite: the power series of P where x < a + 1, the continued fraction of
-    Q elsewhere, the other one as its complement. Both are evaluated from their last term back (a nested product
+    """(P(a, x), Q(a, x)) for a > 0, x > 0 finite: the power series of P below x = a + 1 (a - sqrt(a) for large a),
+    the continued fraction of Q above, the other one as its complement. Both are evaluated from their last term back (a nested product
     and the fraction's tail first), a few operations a term."""
     log_prefix = _log_prefix(a, x)
     # Numerical Recipes' choice (the series below a + 1); for large a the fraction already converges from a - sqrt(a)
