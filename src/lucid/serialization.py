@@ -145,6 +145,12 @@ def save(obj, f) -> None:
         for array, dtype in zip(flat.arrays.values(), dtypes):
             out.write(_to_bytes(array, dtype))
 
+    write_file(f, write)
+
+
+def write_file(f, write) -> None:
+    """Call ``write(out)`` on ``f`` itself (a binary file object) or on a file that replaces the path ``f`` whole
+    (``torch.save``'s zip format uses it too)."""
     if hasattr(f, "write"):
         write(f)
         return
