@@ -15,8 +15,9 @@ file object) of stored (uncompressed) records, as PyTorch 2.13 writes it:
 - ``version`` (``3``) and ``.data/serialization_id`` (40 random digits).
 
 Each tensor is saved as a contiguous storage of its own (lucid's views are not strided windows of one buffer), but
-tensors sharing lucid's storage (a tensor, its ``detach()``, a Parameter made from it) share one record, as they
-share memory in PyTorch.
+tensors sharing lucid's storage (a tensor, its ``detach()`` and ``.data``, a Parameter made from it) share one
+record, as they share memory in PyTorch. (Equal MLX arrays are not enough: lucid may back separate tensors, such as
+an optimizer's ``step`` counters, with one immutable array.)
 """
 from __future__ import annotations
 
@@ -115,7 +116,7 @@ class _Pickler(pickle._Pickler):
         array = t.mlx
         if array.dtype not in _NAME_OF_MLX:
             raise TypeError(f"torch.save can't store a tensor of dtype {t.dtype}")
-        st = t._st
+        st = t._st  # tensors share memory when they share lucid's storage (equal MLX arrays may be separate tensors)
         if id(st) not in self.storages:
             self.storages[id(st)] = (st, _Storage(str(len(self.storages)), array, _NAME_OF_MLX[array.dtype]))
         storage = self.storages[id(st)][1]
