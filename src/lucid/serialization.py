@@ -210,7 +210,8 @@ def _check(condition: bool, source: str, message: str) -> None:
 def _foreign_hint(raw: bytes) -> str:
     if raw[:2] == b"PK" or raw[:1] == b"\x80":
         return (" (this looks like a PyTorch torch.save checkpoint, which is pickle-based: lucid.load reads only "
-                "safetensors files; convert it in PyTorch with safetensors.torch.save_file(state_dict, path))")
+                "safetensors files; lucid.compat.torch.load reads torch.save's zip checkpoints without running "
+                "their pickle)")
     return ""
 
 

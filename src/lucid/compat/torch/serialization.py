@@ -102,7 +102,9 @@ def _user_allowed_globals() -> dict[tuple[str, str], object]:
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
          _disable_byteorder_record: bool = False) -> None:
     """Write ``obj`` to ``f`` (a path or a binary file object) in PyTorch's zip format: real PyTorch loads it. A
-    path is replaced whole (through a temporary file), so an interrupted save never leaves half a checkpoint."""
+    path is replaced whole (through a temporary file), so an interrupted save never leaves half a checkpoint.
+    The pickle is always protocol 2 (PyTorch's default, and what weights-only loaders read) with a byte-order
+    record; ``pickle_module``, ``pickle_protocol`` and the private flags are accepted for PyTorch's signature."""
     save_zip(obj, f)
 
 

@@ -154,6 +154,7 @@ class Compare:
         self._highlight_warnings = True
 
     def print(self) -> None:
+        """Print the tables."""
         print(str(self))
 
     def _render(self) -> list[str]:

@@ -138,9 +138,11 @@ class Timer:
                                   task_spec=self._task_spec)
 
     def repeat(self, repeat: int = -1, number: int = -1):
+        """timeit's ``repeat``: replaced by ``blocked_autorange`` (PyTorch's error)."""
         raise NotImplementedError("See `Timer.blocked_autorange.`")
 
     def autorange(self, callback=None):
+        """timeit's ``autorange``: replaced by ``blocked_autorange`` (PyTorch's error)."""
         raise NotImplementedError("See `Timer.blocked_autorange.`")
 
     def _estimate_block_size(self, min_run_time: float) -> int:

@@ -21,24 +21,30 @@ class FileWriter:
         self.event_writer = EventFileWriter(str(log_dir), max_queue, flush_secs, filename_suffix)
 
     def get_logdir(self) -> str:
+        """The folder of the event file."""
         return self.event_writer.get_logdir()
 
     def add_event(self, event, step=None, walltime=None) -> None:
+        """Queue an ``Event`` at ``step``, stamped ``walltime`` (default: now)."""
         event.wall_time = time.time() if walltime is None else walltime
         if step is not None:
             event.step = int(step)  # a tensor's or numpy's step as an int: protobuf takes only ints
         self.event_writer.add_event(event)
 
     def add_summary(self, summary, global_step=None, walltime=None) -> None:
+        """Queue a ``Summary`` as an Event."""
         self.add_event(Event(summary=summary), global_step, walltime)
 
     def flush(self) -> None:
+        """Write the queued events to disk."""
         self.event_writer.flush()
 
     def close(self) -> None:
+        """Flush and close the event file."""
         self.event_writer.close()
 
     def reopen(self) -> None:
+        """Open the event file again after ``close``."""
         self.event_writer.reopen()
 
 
@@ -81,10 +87,13 @@ class SummaryWriter:
         return self.file_writer
 
     def get_logdir(self) -> str:
+        """The folder the event files go to."""
         return self.log_dir
 
     def add_scalar(self, tag, scalar_value, global_step=None, walltime=None, new_style=False,
                    double_precision=False) -> None:
+        """One point of the curve ``tag``: ``scalar_value`` (a number or a one-element tensor) at ``global_step``.
+        ``new_style`` stores it as the scalars plugin's tensor (float64 with ``double_precision``)."""
         self._get_file_writer().add_summary(
             _summary.scalar(tag, scalar_value, new_style=new_style, double_precision=double_precision),
             global_step, walltime)
@@ -124,6 +133,7 @@ class SummaryWriter:
                        dataformats="NCHW" if isinstance(figure, list) else "CHW")
 
     def add_text(self, tag, text_string, global_step=None, walltime=None) -> None:
+        """A text (Markdown) under ``tag``."""
         self._get_file_writer().add_summary(_summary.text(tag, text_string), global_step, walltime)
 
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None, run_name=None,
@@ -148,6 +158,7 @@ class SummaryWriter:
             writer.flush()
 
     def close(self) -> None:
+        """Flush and close every event file (a later ``add_*`` opens a new one)."""
         if self.all_writers is None:
             return  # closed already
         for writer in self.all_writers.values():
