@@ -1,5 +1,6 @@
-"""``torch.save`` on lucid writes PyTorch's own zip format: real PyTorch opens it with ``torch.load(weights_only=True)``,
-and lucid loads what either library writes. ``torch.serialization.safe_globals`` & co. follow PyTorch."""
+"""``torch.save`` on lucid writes PyTorch's own zip format: real PyTorch opens it with
+``torch.load(weights_only=True)``, and lucid loads what either library writes. ``torch.serialization.safe_globals``
+& co. follow PyTorch."""
 import collections
 import io
 import pickle
@@ -12,13 +13,15 @@ import pytest
 import lucid
 import lucid.compat.torch as torch
 
-DTYPES = ["float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "bool"]
+DTYPES = ["float32", "float64", "float16", "bfloat16", "complex64", "int8", "int16", "int32", "int64", "uint8",
+          "uint16", "uint32", "uint64", "bool"]
 
 
 def _values(dtype: str) -> np.ndarray:
     if dtype == "bool":
         return np.array([[True, False, True], [False, False, True]])
-    return np.array([[0, 1, -2], [3, 4, 5]] if dtype != "uint8" else [[0, 1, 2], [3, 4, 255]], dtype=np.float64)
+    return np.array([[0, 1, 2], [3, 4, 255]] if dtype.startswith("uint") else [[0, 1, -2], [3, 4, 5]],
+                    dtype=np.complex64 if dtype == "complex64" else np.float64)
 
 
 def _lucid_tensor(dtype: str):
@@ -26,8 +29,8 @@ def _lucid_tensor(dtype: str):
 
 
 def _numpy(t) -> np.ndarray:
-    """A tensor of either library as float64 numpy (bfloat16 has no numpy dtype)."""
-    return t.detach().double().numpy() if t.dtype is not getattr(t, "bool", None) else t.detach().numpy()
+    """A tensor of either library as float64 (or complex) numpy: bfloat16 has no numpy dtype."""
+    return t.detach().numpy() if t.is_complex() else t.detach().double().numpy()
 
 
 def _checkpoint():
@@ -73,9 +76,9 @@ def test_archive_has_pytorchs_records_aligned_as_pytorch_writes_them(tmp_path):
     torch.save({"w": lucid.ones(3), "b": lucid.zeros(2, dtype=lucid.int64)}, tmp_path / "model.best.pt")
     raw = (tmp_path / "model.best.pt").read_bytes()
     archive = zipfile.ZipFile(io.BytesIO(raw))
-    assert archive.namelist() == ["model.best/data.pkl", "model.best/.format_version", "model.best/.storage_alignment",
-                                  "model.best/byteorder", "model.best/data/0", "model.best/data/1", "model.best/version",
-                                  "model.best/.data/serialization_id"]
+    assert archive.namelist() == [f"model.best/{name}" for name in (
+        "data.pkl", ".format_version", ".storage_alignment", "byteorder", "data/0", "data/1", "version",
+        ".data/serialization_id")]
     assert archive.read("model.best/data.pkl")[:2] == b"\x80\x02"  # protocol 2
     assert archive.read("model.best/byteorder") == b"little" and archive.read("model.best/version") == b"3\n"
     assert archive.read("model.best/.storage_alignment") == b"64" and archive.read("model.best/.format_version") == b"1"
@@ -216,6 +219,7 @@ def test_lucid_loads_what_pytorch_writes_including_views_of_one_storage(tmp_path
     base = real.arange(12.0).reshape(3, 4)
     obj = {"base": base, "col": base[:, 1], "t": base.t(), "bf": base.to(real.bfloat16), "mask": base > 5,
            "p": real.nn.Parameter(real.ones(2)), "od": collections.OrderedDict(k=real.tensor([1, 2], dtype=real.int16)),
+           "u16": real.tensor([[1, 65535]], dtype=real.uint16).t(), "u64": real.tensor([2 ** 63], dtype=real.uint64),
            "n": 4, "f": 0.5, "l": [1, "x"]}
     real.save(obj, tmp_path / "real.pt")
     _assert_same(torch.load(tmp_path / "real.pt", weights_only=True), obj, real)

@@ -7,7 +7,9 @@ file object) of stored (uncompressed) records, as PyTorch 2.13 writes it:
 - ``data.pkl``: the object, pickled with protocol 2. Each tensor is the call
   ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, OrderedDict())``, each Parameter
   ``torch._utils._rebuild_parameter(tensor, requires_grad, OrderedDict())``, each storage the persistent id
-  ``('storage', torch.FloatStorage, key, 'cpu', numel)``; dtypes, ``Size`` and ``device`` are PyTorch's globals;
+  ``('storage', torch.FloatStorage, key, 'cpu', numel)``; dtypes, ``Size`` and ``device`` are PyTorch's globals.
+  uint16, uint32 and uint64 tensors, which have no storage class, are ``_rebuild_tensor_v3(..., dtype)`` calls on
+  a ``torch.storage.UntypedStorage`` of bytes, as PyTorch writes them;
 - ``.format_version`` (``1``), ``.storage_alignment`` (``64``), ``byteorder`` (``little``);
 - ``data/<key>``: each storage's raw little-endian bytes, its first byte at a multiple of 64 bytes from the start of
   the archive (PyTorch pads each record's local header with an ``FB`` extra field to get there, so it can map the
@@ -59,9 +61,13 @@ class _Global:
 
 
 _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
+_REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")  # a dtype without a storage class of its own
+_UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
 _SIZE, _DEVICE = _Global("torch", "Size"), _Global("torch", "device")
-_STORAGE_TYPES = {code: _Global("torch", name) for code, name in _STORAGE_OF_CODE.items()}
+# uint16/32/64 have storage classes in lucid's reader (older files) but PyTorch writes them as byte storages
+_UNTYPED_CODES = ("U16", "U32", "U64")
+_STORAGE_TYPES = {code: _Global("torch", name) for code, name in _STORAGE_OF_CODE.items() if code not in _UNTYPED_CODES}
 _DTYPES = {getattr(lucid, name): _Global("torch", name) for name in _DTYPE_NAMES}
 
 
@@ -93,6 +99,8 @@ class _Pickler(pickle._Pickler):
     def persistent_id(self, obj):
         if not isinstance(obj, _Storage):
             return None
+        if obj.code in _UNTYPED_CODES:
+            return ("storage", _UNTYPED_STORAGE, obj.key, "cpu", int(obj.array.nbytes))
         return ("storage", _STORAGE_TYPES[obj.code], obj.key, "cpu", int(obj.array.size))
 
     def save(self, obj, save_persistent_id=True):
@@ -122,7 +130,10 @@ class _Pickler(pickle._Pickler):
         storage = self.storages[id(st)][1]
         shape = tuple(int(s) for s in array.shape)
         stride = tuple(math.prod(shape[i + 1:]) for i in range(len(shape)))
-        return _REBUILD_TENSOR, (storage, 0, shape, stride, t.requires_grad, collections.OrderedDict())
+        hooks = collections.OrderedDict()
+        if storage.code in _UNTYPED_CODES:
+            return _REBUILD_TENSOR_V3, (storage, 0, shape, stride, t.requires_grad, hooks, _DTYPES[array.dtype])
+        return _REBUILD_TENSOR, (storage, 0, shape, stride, t.requires_grad, hooks)
 
 
 def _record(archive: zipfile.ZipFile, out, start: int, name: str, data: bytes) -> None:

@@ -208,6 +208,9 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
                 and isinstance(pid[2], str) and is_int(pid[4]) and pid[4] >= 0):
             raise pickle.UnpicklingError(f"unknown persistent id {describe(pid)} (not a tensor storage)")
         kind, key, numel = pid[1], pid[2], pid[4]
+        if order == b"big" and kind == ALLOWED[("torch.storage", "UntypedStorage")]:
+            raise RuntimeError(f"{source}: a big-endian byte storage (of uint16/uint32/uint64 tensors): lucid reads "
+                               "those from little-endian checkpoints only")
         if key not in loaded:
             entry = f"{prefix}data/{key}"
             if entry not in names:

@@ -14,6 +14,8 @@ _MAX_SIGNIFICANT_FIGURES = 4
 _MIN_CONFIDENCE_INTERVAL = 25e-9  # 25 ns: no measurement is trusted below it
 _IQR_WARN_THRESHOLD = 0.1
 _IQR_GROSS_WARN_THRESHOLD = 0.25
+_WARNINGS = ((_IQR_GROSS_WARN_THRESHOLD, "This suggests significant environmental influence."),
+             (_IQR_WARN_THRESHOLD, "This could indicate system fluctuation."))  # the first one exceeded warns
 
 
 @dataclasses.dataclass(init=True, repr=False, eq=True, frozen=True)
@@ -113,8 +115,7 @@ class Measurement:
             times = np.array(self._sorted_times, dtype=np.float64)
             self._median, self._p25, self._p75 = (float(np.quantile(times, q)) for q in (0.5, 0.25, 0.75))
             self._mean = float(times.mean())
-            for threshold, meaning in ((_IQR_GROSS_WARN_THRESHOLD, "This suggests significant environmental "
-                                        "influence."), (_IQR_WARN_THRESHOLD, "This could indicate system fluctuation.")):
+            for threshold, meaning in _WARNINGS:
                 if not self.meets_confidence(threshold):
                     self._warnings += (f"  WARNING: Interquartile range is {self.iqr / self.median * 100:.1f}% of the "
                                        f"median measurement.\n           {meaning}",)
