@@ -278,3 +278,23 @@ def test_safe_globals_match_pytorchs():
             inside = lib.serialization.get_safe_globals()
         assert Config in inside and Config not in lib.serialization.get_safe_globals()
 
+
+
+def test_byte_storages_are_checked_before_they_are_read_as_another_dtype():
+    """``_rebuild_tensor_v3`` takes its arguments from the file: the storage must be bytes, the dtype lucid's, the
+    byte count a whole number of elements, and the view inside the storage."""
+    import mlx.core as mx
+
+    from lucid.compat.torch import _rebuild
+    rebuild = _rebuild.ALLOWED[("torch._utils", "_rebuild_tensor_v3")]
+    untyped = _rebuild.ALLOWED[("torch.storage", "UntypedStorage")]
+    storage = _rebuild.Storage(mx.array([1, 0, 2, 0, 3, 0], dtype=mx.uint8), 6, untyped.dtype)
+    assert rebuild(storage, 1, (2,), (1,), False, None, lucid.uint16).tolist() == [2, 3]
+    odd = _rebuild.Storage(mx.zeros(5, dtype=mx.uint8), 5, untyped.dtype)
+    floats = _rebuild.Storage(mx.zeros(2), 2, "F32")
+    for args, message in (((odd, 0, (2,), (1,), False, None, lucid.uint16), "5 bytes read as"),
+                          ((storage, 0, (1,), (1,), False, None, "uint16"), "corrupt checkpoint"),
+                          ((floats, 0, (1,), (1,), False, None, lucid.uint16), "corrupt checkpoint"),
+                          ((storage, 2, (2,), (1,), False, None, lucid.uint16), "reaches past its storage")):
+        with pytest.raises(pickle.UnpicklingError, match=message):
+            rebuild(*args)
