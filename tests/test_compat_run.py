@@ -15,16 +15,31 @@ from lucid.compat.run import run_script
 SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
-         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": []}
+         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
+         "makemore": [], "word_language_model": []}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, which lucid's does
 # not reproduce: the comparison feeds both runs the same batches)
 SAME_DATA = {"mingpt": ["--same-batches", "1"]}
-WRITES_FILES = {"gpt", "super_resolution"}  # given --out-dir in the plain run, to save and load checkpoints
+WRITES_FILES = {"gpt", "super_resolution", "makemore", "word_language_model"}  # given --out-dir in the plain run
+NEEDS = {"makemore": "tensorboard"}  # an optional package the script imports (makemore logs to TensorBoard)
+
+
+def _forget_script_modules() -> None:
+    """Drop the scripts' own modules (word_language_model imports lstm_lm's model) after a run: imported once, a
+    module would keep the `torch` of the run that imported it, real PyTorch or lucid's."""
+    for name, module in list(sys.modules.items()):
+        if Path(getattr(module, "__file__", None) or "/").parent == SCRIPTS and name != "_common":
+            del sys.modules[name]
 
 
 def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
+    if name in NEEDS:
+        pytest.importorskip(NEEDS[name])
     out = tmp_path / f"{name}.lucid.json"
-    run_script(SCRIPTS / f"{name}.py", [*CASES[name], *argv, "--out", str(out)])
+    try:
+        run_script(SCRIPTS / f"{name}.py", [*CASES[name], *argv, "--out", str(out)])
+    finally:
+        _forget_script_modules()
     return json.loads(out.read_text())
 
 
@@ -38,6 +53,7 @@ def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
         runpy.run_path(str(SCRIPTS / f"{name}.py"), run_name="__main__")
     finally:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
+        _forget_script_modules()
     return json.loads(out.read_text())
 
 
@@ -66,6 +82,22 @@ def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
     assert _flat(got["losses"]) == pytest.approx(_flat(expected["losses"]), rel=2e-4, abs=1e-5)
     for key in set(expected) - {"losses"}:
         assert got[key] == pytest.approx(expected[key], rel=2e-4, abs=1e-5), key
+
+
+def test_makemore_logs_its_losses_to_tensorboard_and_saves_a_checkpoint_pytorch_opens(tmp_path):
+    pytest.importorskip("tensorboard")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    losses = _run_lucid("makemore", tmp_path, "--out-dir", str(tmp_path))["losses"]
+    events = EventAccumulator(str(tmp_path))
+    events.Reload()
+    assert [(e.step, e.value) for e in events.Scalars("Loss/train")] == [
+        (i, pytest.approx(v, rel=1e-6)) for i, v in enumerate(losses)]
+    assert events.Histograms("logits")[0].histogram_value.num == 20 * 10 * 20  # names x positions x vocabulary
+    real = pytest.importorskip("torch")
+    import lucid.compat.torch as torch
+    theirs = real.load(tmp_path / "model.pt", weights_only=True)
+    ours = torch.load(tmp_path / "model.pt")
+    assert list(theirs) == list(ours) and all((theirs[k].numpy() == ours[k].numpy()).all() for k in ours)
 
 
 def test_run_restores_argv_path_and_modules(tmp_path):

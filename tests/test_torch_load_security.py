@@ -107,7 +107,7 @@ def tables_unchanged():
         for name, value in attrs.items():
             if vars(cls).get(name) is not value and name not in ("__dict__", "__weakref__", "__doc__"):
                 setattr(cls, name, value)
-    torch.serialization._safe_globals.pop((Canary.__module__, Canary.__qualname__), None)
+    torch.serialization._remove_safe_globals([Canary])
     assert _snapshot() == before
 
 
@@ -197,7 +197,7 @@ def test_blocked_modules_stay_blocked_even_when_allow_listed(tables_unchanged):
         with pytest.raises(pickle.UnpicklingError, match=r"GLOBAL (posix|nt)\.system whose module \w+ is blocked"):
             load(checkpoint(program(global_(os.system.__module__, "system") + tuple_(text("true")) + b"R")))
     finally:
-        torch.serialization._safe_globals.pop((os.system.__module__, "system"))
+        torch.serialization._remove_safe_globals([os.system])
 
 
 def _same_as_pytorch(ours, theirs, real, path=""):

@@ -145,6 +145,12 @@ def save(obj, f) -> None:
         for array, dtype in zip(flat.arrays.values(), dtypes):
             out.write(_to_bytes(array, dtype))
 
+    write_file(f, write)
+
+
+def write_file(f, write) -> None:
+    """Call ``write(out)`` on ``f`` itself (a binary file object) or on a file that replaces the path ``f`` whole
+    (``torch.save``'s zip format uses it too)."""
     if hasattr(f, "write"):
         write(f)
         return
@@ -204,7 +210,8 @@ def _check(condition: bool, source: str, message: str) -> None:
 def _foreign_hint(raw: bytes) -> str:
     if raw[:2] == b"PK" or raw[:1] == b"\x80":
         return (" (this looks like a PyTorch torch.save checkpoint, which is pickle-based: lucid.load reads only "
-                "safetensors files; convert it in PyTorch with safetensors.torch.save_file(state_dict, path))")
+                "safetensors files; lucid.compat.torch.load reads torch.save's zip checkpoints without running "
+                "their pickle)")
     return ""
 
 

@@ -7,14 +7,16 @@ package holds only where PyTorch's API differs from lucid's seed API or has no l
   Tensor: the one semantic difference between the two faces);
 - devices: ``torch.cuda`` (available only on an MLX CUDA build), ``torch.backends`` flags (accepted, no effect),
   ``torch.backends.mps`` and ``torch.accelerator`` (MLX's GPU);
-- ``torch.compile`` (returns the module wrapped, running eagerly), ``torch.save``/``torch.load`` (safetensors by
-  default; PyTorch zip checkpoints read without running their pickle), ``torch.amp`` (full precision);
+- ``torch.compile`` (returns the module wrapped, running eagerly), ``torch.save``/``torch.load`` (PyTorch's zip
+  checkpoints, written so that PyTorch loads them, and read without running their pickle), ``torch.amp`` (full
+  precision);
 - what has no MLX counterpart (``torch.distributed`` process groups, ``torch.onnx.export``, ``torch.jit.script``,
   CUDA streams) imports fine and raises when used.
 
 Any ``torch.X`` submodule that compat does not define is lucid's ``lucid.X`` (``torch.nn.init``, ``torch.optim``,
 ``torch.optim.lr_scheduler``, ``torch.utils.data``, ``torch.linalg``, ``torch.special``, ``torch.func``,
-``torch.utils.checkpoint``), so what lucid adds appears here too.
+``torch.utils.checkpoint``, ``torch.utils.tensorboard``, ``torch.utils.benchmark``), so what lucid adds appears here
+too.
 """
 import builtins as _builtins
 import os as _os

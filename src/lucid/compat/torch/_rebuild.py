@@ -19,7 +19,7 @@ from lucid import Tensor
 from lucid._dtype import check_new_shape
 from lucid._tensor import _wrap
 from lucid.nn import Parameter
-from lucid.serialization import _MAX_DIMS
+from lucid.serialization import _MAX_DIMS, _NAME_OF_MLX
 
 # PyTorch's storage classes -> the safetensors dtype name lucid's loader knows (which gives the bytes' numpy dtype)
 _STORAGE_DTYPES = {"DoubleStorage": "F64", "FloatStorage": "F32", "HalfStorage": "F16", "BFloat16Storage": "BF16",
@@ -36,6 +36,10 @@ class StorageType(NamedTuple):
 
     name: str
     dtype: str
+
+
+# PyTorch's byte storage, whose tensors give their dtype to _rebuild_tensor_v3 (uint16, uint32, uint64)
+_UNTYPED = StorageType("UntypedStorage", "U8")
 
 
 class Storage:
@@ -88,6 +92,21 @@ def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, bac
     return tensor
 
 
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks, dtype, metadata=None):
+    """A tensor of ``dtype`` viewing an untyped (byte) storage - how PyTorch saves the dtypes that have no storage
+    class of their own (uint16, uint32, uint64). Offset and strides count elements of ``dtype``."""
+    if not (isinstance(storage, Storage) and storage.dtype == _UNTYPED.dtype and isinstance(dtype, mx.Dtype)
+            and dtype in _NAME_OF_MLX):
+        raise pickle.UnpicklingError(f"corrupt checkpoint: _rebuild_tensor_v3 of {describe(storage)} as "
+                                     f"{describe(dtype)}")
+    itemsize = dtype.size
+    if storage.numel % itemsize:
+        raise pickle.UnpicklingError(f"corrupt checkpoint: a storage of {storage.numel} bytes read as {dtype}, "
+                                     f"whose elements are {itemsize} bytes")
+    typed = Storage(mx.view(storage.array, dtype), storage.numel // itemsize, _NAME_OF_MLX[dtype])
+    return _rebuild_tensor_v2(typed, storage_offset, size, stride, requires_grad, backward_hooks)
+
+
 def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"corrupt checkpoint: a Parameter's data is a {type(data).__name__}")
@@ -105,7 +124,7 @@ def _rebuild_from_type_v2(func, new_type, args, state):
     return tensor
 
 
-_REBUILDERS = (_rebuild_tensor_v2, _rebuild_parameter)
+_REBUILDERS = (_rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter)
 
 
 def set_tensor_state(tensor: Tensor, state) -> None:
@@ -153,6 +172,8 @@ ALLOWED = types.MappingProxyType({
     ("builtins", "bytearray"): _bytearray, ("builtins", "slice"): slice,
     ("_codecs", "encode"): _encode,
     ("torch._utils", "_rebuild_tensor_v2"): _rebuild_tensor_v2,
+    ("torch._utils", "_rebuild_tensor_v3"): _rebuild_tensor_v3,
+    ("torch.storage", "UntypedStorage"): _UNTYPED,
     ("torch._utils", "_rebuild_parameter"): _rebuild_parameter,
     ("torch._utils", "_rebuild_parameter_with_state"): _rebuild_parameter,
     ("torch._tensor", "_rebuild_from_type_v2"): _rebuild_from_type_v2,

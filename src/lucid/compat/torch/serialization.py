@@ -1,22 +1,24 @@
 """``torch.save`` / ``torch.load`` on lucid.
 
-Saving: what lucid's safe format holds (tensors, state_dicts, optimizer state, nested dicts/lists/tuples of them
-with numbers, strings, bools and None) goes to a safetensors file through ``lucid.save``. Anything else (a whole
-module, an ``argparse.Namespace`` in a checkpoint) is pickled, after a marker line, and loads only with
-``weights_only=False``, as PyTorch (since 2.6) refuses such files by default.
+Saving writes PyTorch's own zip format (``_writer.py``), so real PyTorch opens the file with
+``torch.load(weights_only=True)`` when it holds tensors, state_dicts, optimizer state and containers of them with
+numbers, strings, bools and None. Anything else (a whole module, an ``argparse.Namespace`` in a checkpoint) is
+pickled by its own ``__reduce__``, as PyTorch's ``torch.save`` does, and loads with ``weights_only=False`` or with its
+classes allowed (``add_safe_globals``, ``safe_globals``). ``lucid.save`` stays safetensors.
 
 Loading reads three kinds of file:
-- safetensors (what ``torch.save`` here and ``lucid.save`` write): parsed, nothing executed;
-- PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``): a zip holding ``<name>/data.pkl`` (the object's
-  pickle) and ``<name>/data/<key>`` (each storage's raw bytes; ``<name>/byteorder`` says their byte order). Tensors
-  appear in the pickle as ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)``
-  calls, and each storage as a persistent id ``('storage', torch.FloatStorage, key, location, numel)``. By
-  default (``weights_only=True``) lucid's own interpreter of the pickle (``_unpickler.py``, PyTorch's rules)
-  resolves only an allow-list of globals - containers and those rebuild functions, mapped to lucid's own
-  (``_rebuild.py``) - and builds only instances of allow-listed types, so a checkpoint's pickle can never run code
-  or change lucid's classes and tables. A storage's record is read only when the zip directory says it holds
-  exactly its ``numel`` elements; a tensor is a view of its storage (stride-0 dimensions stay broadcasts);
-- the pickles written above, with ``weights_only=False`` only.
+- PyTorch's zip checkpoints (``.pt``/``.pth`` from ``torch.save``, PyTorch's or this one): a zip holding
+  ``<name>/data.pkl`` (the object's pickle) and ``<name>/data/<key>`` (each storage's raw bytes;
+  ``<name>/byteorder`` says their byte order). Tensors appear in the pickle as
+  ``torch._utils._rebuild_tensor_v2(storage, offset, size, stride, requires_grad, hooks)`` calls, and each storage
+  as a persistent id ``('storage', torch.FloatStorage, key, location, numel)``. By default (``weights_only=True``)
+  lucid's own interpreter of the pickle (``_unpickler.py``, PyTorch's rules) resolves only an allow-list of
+  globals - containers and those rebuild functions, mapped to lucid's own (``_rebuild.py``) - and the user's safe
+  globals, and builds only instances of allow-listed types, so a checkpoint's pickle can never run code or change
+  lucid's classes and tables. A storage's record is read only when the zip directory says it holds exactly its
+  ``numel`` elements; a tensor is a view of its storage (stride-0 dimensions stay broadcasts);
+- safetensors (what ``lucid.save`` writes): parsed, nothing executed;
+- the marked pickles that lucid's earlier ``torch.save`` wrote for other objects, with ``weights_only=False`` only.
 """
 from __future__ import annotations
 
@@ -33,39 +35,77 @@ from lucid.serialization import _DTYPES, _to_mlx
 
 from ._rebuild import ALLOWED, BLOCKED_MODULES, Storage, StorageType, describe, is_int
 from ._unpickler import WeightsOnlyUnpickler
+from ._writer import save_zip
 
 _PICKLE_MARKER = b"lucid.compat.torch pickle v1\n"
 
-_safe_globals: dict[tuple[str, str], object] = {}
+# what the user marked safe, as given (a global, or a (global, "module.qualname") pair): PyTorch's set
+_marked_safe_globals: set = set()
 
 
 def add_safe_globals(safe_globals: list) -> None:
-    """Allow more globals in ``weights_only`` loads of PyTorch checkpoints (PyTorch's function of the same name)."""
-    for g in safe_globals:
-        obj, name = g if isinstance(g, tuple) else (g, f"{g.__module__}.{g.__qualname__}")
-        module, _, qualname = name.rpartition(".")
-        _safe_globals[(module, qualname)] = obj
+    """Mark globals (functions or classes, or ``(global, "module.qualname")`` pairs naming them as the checkpoint
+    does) as safe for ``weights_only`` loads: they may then be called, instantiated and have state set."""
+    global _marked_safe_globals
+    _marked_safe_globals = _marked_safe_globals.union(set(safe_globals))
 
 
 def get_safe_globals() -> list:
-    return list(_safe_globals.values())
+    """The globals the user marked safe for ``weights_only`` loads."""
+    return list(_marked_safe_globals)
+
+
+def clear_safe_globals() -> None:
+    """Forget every global the user marked safe for ``weights_only`` loads."""
+    global _marked_safe_globals
+    _marked_safe_globals = set()
+
+
+class safe_globals:
+    """Context manager: the given globals are safe for ``weights_only`` loads inside the block, and are removed from
+    the safe set again at its end (``with torch.serialization.safe_globals([MyModel]): torch.load(f)``)."""
+
+    def __init__(self, safe_globals: list):
+        self.safe_globals = safe_globals
+
+    def __enter__(self):
+        add_safe_globals(self.safe_globals)
+
+    def __exit__(self, type, value, tb):
+        _remove_safe_globals(self.safe_globals)
+
+
+def _remove_safe_globals(safe_globals: list) -> None:
+    global _marked_safe_globals
+    _marked_safe_globals = _marked_safe_globals - set(safe_globals)
+
+
+def _user_allowed_globals() -> dict[tuple[str, str], object]:
+    """The marked globals by the (module, qualname) a pickle names them with (PyTorch's checks and messages)."""
+    allowed = {}
+    for g in _marked_safe_globals:
+        if isinstance(g, tuple):
+            if len(g) != 2:
+                raise ValueError(f"Expected tuple of length 2 (global, str of callable full path), but got tuple of "
+                                 f"length: {len(g)}")
+            if type(g[1]) is not str:
+                raise TypeError(f"Expected second item in tuple to be str of callable full path, but got: "
+                                f"{type(g[1])}")
+            g, name = g
+        else:
+            name = f"{g.__module__}.{g.__qualname__}"
+        module, _, qualname = name.rpartition(".")
+        allowed[(module, qualname)] = g
+    return allowed
 
 
 def save(obj, f, pickle_module=None, pickle_protocol: int = 2, _use_new_zipfile_serialization: bool = True,
          _disable_byteorder_record: bool = False) -> None:
-    """Write ``obj`` to ``f`` (a path or a binary file object): safetensors when it can hold ``obj``, else a
-    pickle that ``load`` reads only with ``weights_only=False``."""
-    try:
-        lucid.save(obj, f)  # raises TypeError, before writing anything, for what it can't store
-        return
-    except TypeError:
-        pass
-    data = _PICKLE_MARKER + pickle.dumps(obj, protocol=max(pickle_protocol, 2))
-    if hasattr(f, "write"):
-        f.write(data)
-    else:
-        with open(f, "wb") as out:
-            out.write(data)
+    """Write ``obj`` to ``f`` (a path or a binary file object) in PyTorch's zip format: real PyTorch loads it. A
+    path is replaced whole (through a temporary file), so an interrupted save never leaves half a checkpoint.
+    The pickle is always protocol 2 (PyTorch's default, and what weights-only loaders read) with a byte-order
+    record; ``pickle_module``, ``pickle_protocol`` and the private flags are accepted for PyTorch's signature."""
+    save_zip(obj, f)
 
 
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None, **pickle_load_args):
@@ -98,14 +138,14 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
 
 
 # ---------------------------------------------------------------------------------------------------- PyTorch zips
-def _find_global(module: str, name: str, weights_only: bool):
+def _find_global(module: str, name: str, weights_only: bool, user_allowed: dict):
     """What a checkpoint's global stands for: lucid's object from the allow-list (or the user's, with
     ``add_safe_globals``); with ``weights_only`` nothing else; without it, any non-PyTorch global (the user opted in
     to running the file's code). Refusals are bare messages: the caller names the file."""
     if weights_only and module in BLOCKED_MODULES:
         raise pickle.UnpicklingError(f"Trying to load unsupported GLOBAL {module}.{name} whose module {module} is "
                                      "blocked.")
-    found = ALLOWED.get((module, name), _safe_globals.get((module, name)))
+    found = ALLOWED.get((module, name), user_allowed.get((module, name)))
     if found is not None:
         return found
     if module == "torch" or module.startswith("torch."):
@@ -129,7 +169,7 @@ class _TrustedUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str):
         try:
-            found = _find_global(module, name, weights_only=False)
+            found = _find_global(module, name, False, _user_allowed_globals())
         except pickle.UnpicklingError as e:
             raise pickle.UnpicklingError(f"{self.source}: {e}") from None
         return super().find_class(module, name) if found is None else found
@@ -168,6 +208,9 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
                 and isinstance(pid[2], str) and is_int(pid[4]) and pid[4] >= 0):
             raise pickle.UnpicklingError(f"unknown persistent id {describe(pid)} (not a tensor storage)")
         kind, key, numel = pid[1], pid[2], pid[4]
+        if order == b"big" and kind == ALLOWED[("torch.storage", "UntypedStorage")]:
+            raise RuntimeError(f"{source}: a big-endian byte storage (of uint16/uint32/uint64 tensors): lucid reads "
+                               "those from little-endian checkpoints only")
         if key not in loaded:
             entry = f"{prefix}data/{key}"
             if entry not in names:
@@ -187,5 +230,6 @@ def _load_torch_zip(raw: bytes, source: str, weights_only: bool, encoding: str):
     data = _read_record(archive, pickles[0], source)
     if not weights_only:
         return _TrustedUnpickler(io.BytesIO(data), source, persistent_load).load()
-    return WeightsOnlyUnpickler(data, source, lambda module, name: _find_global(module, name, True),
-                                [*ALLOWED.values(), *_safe_globals.values()], persistent_load, encoding).load()
+    user_allowed = _user_allowed_globals()
+    return WeightsOnlyUnpickler(data, source, lambda module, name: _find_global(module, name, True, user_allowed),
+                                [*ALLOWED.values(), *user_allowed.values()], persistent_load, encoding).load()
