@@ -349,7 +349,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             _inference_error()
         node = _new(cls)  # OpNode.__init__, inlined: a Python-level __init__ frame costs as much as the node itself
         node._hooks = node.meta = None
-        node.next = [ea] if n == 1 else [ea, eb]
+        node.next = (ea,) if n == 1 else (ea, eb)  # (a tuple: 16 bytes less than a list per node)
         node.args = args
         node.kwargs = kwargs or _NO_KWARGS  # a shared {}: one object less per node
         node.out_st = st
