@@ -271,6 +271,11 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
+# Every differentiable op declared with defop, in declaration order (tests/test_engine_reference.py runs each through
+# both walks; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode)
+declared: list = []
+
+
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
           differentiable: bool = True, raw: bool = False):
     """Declare a differentiable op (see the module docstring). Returns the op function."""
@@ -418,6 +423,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
 
     op.__name__ = op.__qualname__ = name
     op.node_class = cls
+    declared.append(op)
     return op
 
 
