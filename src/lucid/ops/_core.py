@@ -278,7 +278,15 @@ declared: list = []
 
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
           differentiable: bool = True, raw: bool = False):
-    """Declare a differentiable op (see the module docstring). Returns the op function."""
+    """Declare a differentiable op (see the module docstring). Returns the op function.
+
+    ``raw=True`` is a promise about the VJPs: given MLX arrays (the gradient, the saved values) while grad mode is
+    None, they return the same arrays they return as Tensors' data when given Tensors. The fast backward walk
+    (autograd/engine.py) then runs them on arrays, with no Tensor or node made per backward op; the reference walk
+    (autograd/reference.py) always runs them on Tensors. A VJP keeps the promise when it calls declared ops by name
+    (``mul(g, y)``: a declared op given only arrays while grad mode is None returns an array) and no Python
+    operator between operands of different dtypes (``g * y`` on arrays follows MLX's promotion, not PyTorch's).
+    ``vjp_all`` ops are never raw. tests/test_engine_reference.py checks every raw op both ways."""
     if not differentiable:
         return _make_nondiff(name, fwd)
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
