@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import mmap
 import warnings
 
 import mlx.core as mx
@@ -340,6 +341,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         st = _Storage()
         st.data = d
         st.version = 0
@@ -393,6 +396,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
                 _mlx_error(name, e, args)
+            except MemoryError as e:
+                _out_of_memory(name, e)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -422,6 +427,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             st.data = fwd(*arrays, **kwargs)
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
@@ -523,6 +530,24 @@ def _mlx_error(name: str, e: ValueError, args: tuple):
     raise RuntimeError(f"{name}: invalid arguments for the inputs ({inputs}); MLX said: {msg}") from e
 
 
+# Address space set aside (mapped, never touched: it costs no memory) and given back when MLX first runs out of
+# memory in an op. The arrays freed while that error unwinds run MLX's ~ArrayDesc, which allocates (it frees deep
+# graphs iteratively) and may not throw: were the heap still full there, C++ would end the process. Under an
+# address-space cap (ulimit -v) this turns that abort into the RuntimeError below, as PyTorch raises one. A
+# destructor whose allocation is the first to fail, before any op saw the error, still ends the process: MLX's
+# destructors are noexcept and nothing in Python runs before it.
+_headroom = [mmap.mmap(-1, 64 << 20)]
+
+
+def _out_of_memory(name: str, e: MemoryError):
+    """MLX could not allocate in op ``name``: PyTorch's RuntimeError, with the headroom above given back."""
+    for m in _headroom:
+        m.close()
+    _headroom.clear()
+    raise RuntimeError(f"{name}: out of memory (MLX: {e}). Free tensors or graphs that are no longer needed, or "
+                       "evaluate the ones that are (a lazy graph keeps every op it is made of).") from None
+
+
 def _make_nondiff(name, fwd):
     """An op whose outputs never require grad (comparisons, argmax, integer results)."""
 
@@ -535,6 +560,8 @@ def _make_nondiff(name, fwd):
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         if _state.inference:
             out._ex().inference = True
         return out
