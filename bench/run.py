@@ -167,7 +167,7 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
                   "gradients and `del` of the loss and output (the gradients existed before: a first backward made "
                   "them, so both numbers should be equal).", "",
                   report.after_backward_table(results["after"], titles, notes), ""]
-    if results["per_op"]:
+    if results.get("per_op"):
         lines += ["## Memory per recorded op", "",
                   "What a chain of recorded ops holds per op (`bench/memory.py`): the RSS growth (everything, MLX's "
                   "graph included) and tracemalloc's bytes (the Python objects alone), each in a fresh process.", "",
