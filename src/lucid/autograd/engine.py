@@ -6,6 +6,10 @@ the requested inputs, and then visits each node once: sum of its incoming gradie
 (``node.apply``) -> the results conformed to each receiving node's shape and dtype (undoing broadcasting and type
 promotion in this one place) and added into that node's buffer. ``backward`` adds what reaches leaves into their
 ``.grad``; ``grad`` captures what reaches the inputs and touches no ``.grad``.
+
+``_fast_walk`` is the walk that runs; ``reference.py`` states the same walk as a plain loop on Tensors (read it
+first), and ``use_reference()`` switches to it. The fast walk differs only in how: without ``create_graph`` it hands
+MLX arrays between raw nodes and adds hook-free leaves' gradients from the array (docs/architecture.md).
 """
 from __future__ import annotations
 
