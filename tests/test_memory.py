@@ -56,6 +56,12 @@ def test_float64_keeps_a_python_floats_precision():
     assert (x * (1 / 3)).tolist() == [1 / 3, 1 / 3]
 
 
+def test_a_number_past_the_dtypes_range_is_inf_without_a_warning(recwarn):
+    x = lucid.ones(3, dtype=lucid.float16)
+    assert (x * 1e300).tolist() == [float("inf")] * 3 and (x * 70000.0).tolist() == [float("inf")] * 3
+    assert not recwarn.list
+
+
 def test_mlx_running_out_of_memory_in_an_op_is_pytorchs_runtime_error(monkeypatch):
     """The RuntimeError PyTorch raises when an allocation fails, with the op's name; the headroom lucid keeps for
     the arrays freed while the error unwinds is given back (see ops/_core.py)."""

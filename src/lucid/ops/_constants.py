@@ -38,8 +38,9 @@ def operand(v, like: mx.array):
             return v
         if len(_table) >= _MAX_ENTRIES:
             _table.clear()
-        # float16/32: MLX converts the number (its own rounding, through float32), numpy only copies it out (the
-        # array exists on creation, so reading it schedules nothing); float64: MLX keeps a Python float's double
-        one = np.float64(v) if host is np.float64 else np.array(mx.array(v, dtype=dtype), dtype=host)
+        # rounded as MLX rounds a Python number: float64 keeps the double, float16 goes through float32 as MLX's
+        # conversion does (rounding straight from the double could differ in a last bit)
+        with np.errstate(over="ignore"):  # a number past the dtype's range is inf, silently, as in MLX
+            one = np.float64(v) if host is np.float64 else np.array(v, dtype=np.float32).astype(host)
         c = _table[key] = mx.array(np.full(like.shape, one, dtype=host), dtype=dtype)
     return c
