@@ -24,7 +24,7 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
-from bench import amp, distributed, hvp, overhead, reductions, report, training  # noqa: E402
+from bench import amp, distributed, hvp, memory, overhead, reductions, report, training  # noqa: E402
 from bench.harness import UNCHECKED, Settings  # noqa: E402
 from bench.timing import paired_ratio  # noqa: E402
 
@@ -45,11 +45,13 @@ class Plan:
             self.chain_repeats = {1_000: 3, 10_000: 3}
             self.overhead_repeats = 3
             self.amp_repeats = 2
+            self.per_op_n = 10_000
         else:
             self.settings = Settings()
             self.chain_repeats = {1_000: 41, 10_000: 11, 100_000: 5}
             self.overhead_repeats = 15
             self.amp_repeats = 10
+            self.per_op_n = 100_000
 
     def describe(self) -> str:
         s = self.settings
@@ -62,8 +64,8 @@ class Plan:
 
 def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=sys.stderr, flush=True)) -> dict:
     """Measure the given workloads; a workload that fails as a whole is recorded under ``failed``."""
-    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "reductions": None,
-           "amp": None, "distributed": None, "failed": {}}
+    out = {"workloads": [], "peaks": {}, "after": {}, "chains": None, "overhead": None, "per_op": None,
+           "reductions": None, "amp": None, "distributed": None, "failed": {}}
     for key in workloads:
         log(f"bench: {key} ...")
         t0 = time.perf_counter()
@@ -84,6 +86,7 @@ def run_suite(workloads: list[str], plan: Plan, log=lambda msg: print(msg, file=
                         out["after"][k] = training.memory_after_backward(k)
                     except Exception as e:
                         out["after"][k] = f"{type(e).__name__}: {e}"
+                out["per_op"] = memory.measure(plan.per_op_n)
             elif key == "reductions":
                 out["reductions"] = reductions.measure(plan.settings, log=log)
             elif key == "amp":
@@ -166,6 +169,11 @@ def render(results: dict, header: dict, plan: Plan, command: str, chart_name: st
                   "gradients and `del` of the loss and output (the gradients existed before: a first backward made "
                   "them, so both numbers should be equal).", "",
                   report.after_backward_table(results["after"], titles, notes), ""]
+    if results.get("per_op"):
+        lines += ["## Memory per recorded op", "",
+                  "What a chain of recorded ops holds per op (`bench/memory.py`): the RSS growth (everything, MLX's "
+                  "graph included) and tracemalloc's bytes (the Python objects alone), each in a fresh process.", "",
+                  memory.table(results["per_op"], plan.per_op_n), ""]
     if results["chains"]:
         lines += ["## Backward scaling", "", overhead.scaling_table(results["chains"]), ""]
     if results["overhead"]:

@@ -1,4 +1,4 @@
-"""The structure of the package (DESIGN.md, "Layers"; docs/architecture.md): the import contracts in
+"""The structure of the package (docs/architecture.md, "The layers"): the import contracts in
 pyproject.toml hold, no modules import each other in a circle, and no module is over 800 lines."""
 import os
 import subprocess
@@ -16,7 +16,7 @@ MAX_LINES = 800
 
 def test_import_contracts_hold():
     """import-linter's contracts: the layers, no circle between sibling modules or packages, and the forbidden and
-    independence rules. Imports inside functions count, as in DESIGN.md."""
+    independence rules. Imports inside functions count (docs/architecture.md: "not even inside a function")."""
     pytest.importorskip("importlinter")
     if not PYPROJECT.exists():
         pytest.skip("pyproject.toml is not beside this lucid (an installed copy)")

@@ -50,8 +50,10 @@ def test_render_has_the_mixed_precision_and_data_parallel_sections():
                                    "bytes_sent_per_rank_per_step": 2 ** 20}]}}}}
     header = {"date": "today", "machine": "test", "python": "3", "mlx": "0", "lucid": "0", "torch": "-",
               "blas": "-", "compiler": "-"}
+    results["per_op"] = {"exp": {"lucid": {"rss": 1026.0, "python": 472.0}, "torch": {"rss": 1046.0, "python": 0.0}}}
     text = run.render(results, header, plan, "python -m bench --only amp --only distributed")
     assert "| autocast bf16 | 30.0 (9.0–11.0) | 3.00× | 1.50 | 0.75× |" in text
+    assert "| x.exp() (saves its output) | 1,026 | 472 | 1,046 | 0 |" in text  # bench/memory.py's table
     assert "| MLP | 2 | 5.0 | 100.0 | 0.90× | 1.00 MiB | 1.00 MiB | 2 |" in text
 
 

@@ -12,7 +12,7 @@ import pytest
 import lucid
 import lucid.nn as nn
 from lucid.models.dcgan import Discriminator, Generator, dcgan
-from lucid.models.gpt import GPT, GPTConfig, _sample, gpt
+from lucid.models.gpt import GPT, GPTConfig, gpt
 from lucid.models.lenet import lenet5
 from lucid.models.lstm_lm import RNNModel, lstm_lm, repackage_hidden
 from lucid.models.mlp import mlp
@@ -193,9 +193,10 @@ def test_gpt_generate():
 
 
 def test_sample_follows_probabilities():
+    """GPT.generate draws the next token with lucid.multinomial(probs, 1)."""
     lucid.manual_seed(0)
     probs = lucid.tensor([[0.0, 0.25, 0.75, 0.0]]).expand(4000, 4)
-    counts = np.bincount(_sample(probs).numpy().ravel(), minlength=4)
+    counts = np.bincount(lucid.multinomial(probs, 1).numpy().ravel(), minlength=4)
     assert counts[0] == 0 and counts[3] == 0 and abs(counts[2] / 4000 - 0.75) < 0.03
 
 

@@ -15,7 +15,7 @@ def test_seed_003_grad_example():
     x = lucid.tensor([1.0, -2.0, 3.0], requires_grad=True)
     y = lucid.sum(x * x)
     dx = lucid.autograd.grad(y, x)
-    assert isinstance(dx, lucid.Tensor)  # gradients are Tensors (DESIGN.md, "The contract")
+    assert isinstance(dx, lucid.Tensor)  # gradients are Tensors (docs/architecture.md, "What users can count on")
     assert dx.tolist() == [2.0, -4.0, 6.0]
     assert repr(dx) == "Tensor([ 2., -4.,  6.])"
 

@@ -25,10 +25,23 @@ _SHARED_STREAMS = [mx.new_thread_unsafe_stream(d) for d in (mx.cpu, mx.gpu) if m
 _EVAL_LOCK = threading.Lock()
 
 
+def _prepare_for_errors() -> None:
+    """Throw and catch one C++ exception in this thread. libstdc++ (loaded with MLX, after the process started)
+    keeps each thread's exception state in thread-local storage that glibc allocates at the thread's first throw;
+    if that first throw is MLX's std::bad_alloc under an address-space limit (``ulimit -v``), that allocation fails
+    too and glibc ends the process ("cannot allocate memory for thread-local data: ABORT"). Allocated now, while
+    memory is there, it lets MLX's out-of-memory error reach Python as an exception."""
+    try:
+        mx.reshape(mx.zeros((2,)), (3,))  # checked by MLX's C++ before anything is built
+    except ValueError:
+        pass
+
+
 class _ThreadSetup(threading.local):
     def __init__(self):
         for s in _SHARED_STREAMS:
             mx.set_default_stream(s)
+        _prepare_for_errors()
         self.adopted = True
 
 

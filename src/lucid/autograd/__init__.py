@@ -11,6 +11,7 @@ from .graph import Node
 from .variable import Variable
 from . import tensor_methods  # noqa: F401  (attaches Tensor.backward and the hook methods)
 from . import graph  # noqa: F401  (lucid.autograd.graph: GradientEdge, register_multi_grad_hook, ...)
+from . import reference  # noqa: F401  (the reference walk: engine.use_reference() runs it)
 from .. import _grad_mode as grad_mode  # PyTorch's path to the grad modes; they live in the tensor layer, which reads
 _sys.modules[__name__ + ".grad_mode"] = grad_mode  # them on every op (so `import lucid.autograd.grad_mode` works too)
 

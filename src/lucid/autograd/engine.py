@@ -6,9 +6,15 @@ the requested inputs, and then visits each node once: sum of its incoming gradie
 (``node.apply``) -> the results conformed to each receiving node's shape and dtype (undoing broadcasting and type
 promotion in this one place) and added into that node's buffer. ``backward`` adds what reaches leaves into their
 ``.grad``; ``grad`` captures what reaches the inputs and touches no ``.grad``.
+
+``_fast_walk`` is the walk that runs; ``reference.py`` states the same walk as a plain loop on Tensors (read it
+first), and ``use_reference()`` switches to it. The fast walk differs only in how: without ``create_graph`` it hands
+MLX arrays between raw nodes and adds hook-free leaves' gradients from the array (docs/architecture.md).
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import warnings
 from collections.abc import Mapping
 
@@ -291,9 +297,26 @@ def _execute(roots, seeds, retain_graph, create_graph, accumulate, targets, capt
     targets: None, or the nodes the walk must reach (it then skips every node that leads to none of them).
     capture: None, or a list of edges whose gradients are returned, in order.
     """
+    walk = reference_walk if _reference[0] else _fast_walk
     if len(running_tasks()) >= _MAX_NESTED_WALKS:  # deeply reentrant backward: escape Python's recursion limit
-        return _on_fresh_thread(_walk, roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
-    return _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+        return _on_fresh_thread(walk, roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+    return walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture)
+
+
+# The reference engine (autograd/reference.py, the plain statement of what a walk computes) puts its walk here when
+# it is imported; ``use_reference`` or LUCID_REFERENCE_ENGINE=1 makes every walk, in every thread, use it.
+reference_walk = None
+_reference = [os.environ.get("LUCID_REFERENCE_ENGINE", "") not in ("", "0")]
+
+
+@contextlib.contextmanager
+def use_reference(enabled: bool = True):
+    """Within the block, ``backward()`` and ``grad()`` run the reference walk (``enabled=False``: the fast one)."""
+    before, _reference[0] = _reference[0], enabled
+    try:
+        yield
+    finally:
+        _reference[0] = before
 
 
 def _on_fresh_thread(fn, *args):
@@ -320,7 +343,9 @@ def _on_fresh_thread(fn, *args):
     return box["result"]
 
 
-def _walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
+def _fast_walk(roots, seeds, retain_graph, create_graph, accumulate, targets, capture):
+    """What ``reference.walk`` computes (the specification: read it first), with gradients handed between raw
+    nodes as MLX arrays when nothing is recorded, and a shortcut for leaves without hooks."""
     if _checks._state.pending:  # an index out of range in the forward: raise before any .grad changes
         _checks.flush()
     pairs = [(e, s) for e, s in zip(roots, seeds) if e is not None and s is not None]

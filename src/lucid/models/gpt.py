@@ -160,17 +160,9 @@ class GPT(nn.Module):
                 v, _ = lucid.topk(logits, min(top_k, logits.shape[-1]))
                 logits = lucid.where(logits < v[:, -1:], -math.inf, logits)
             probs = F.softmax(logits, dim=-1)
-            idx_next = _sample(probs)
+            idx_next = lucid.multinomial(probs, 1)
             idx = lucid.cat((idx, idx_next), dim=1)
         return idx
-
-
-def _sample(probs):
-    """One index per row of ``probs`` (B, V), drawn with those probabilities (lucid has no ``multinomial``): the
-    first index whose cumulative probability exceeds a uniform draw."""
-    u = lucid.rand(probs.shape[0], 1) * probs.sum(-1, keepdim=True)
-    below = probs.cumsum(-1) <= u
-    return below.sum(-1, keepdim=True).clamp(max=probs.shape[-1] - 1).to(lucid.int64)
 
 
 def gpt(**config_fields) -> GPT:

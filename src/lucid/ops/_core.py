@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import mmap
 import warnings
 
 import mlx.core as mx
@@ -271,9 +272,22 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
+# Every differentiable op declared with defop, in declaration order (tests/test_engine_reference.py runs each through
+# both walks; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode)
+declared: list = []
+
+
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
           differentiable: bool = True, raw: bool = False):
-    """Declare a differentiable op (see the module docstring). Returns the op function."""
+    """Declare a differentiable op (see the module docstring). Returns the op function.
+
+    ``raw=True`` is a promise about the VJPs: given MLX arrays (the gradient, the saved values) while grad mode is
+    None, they return the same arrays they return as Tensors' data when given Tensors. The fast backward walk
+    (autograd/engine.py) then runs them on arrays, with no Tensor or node made per backward op; the reference walk
+    (autograd/reference.py) always runs them on Tensors. A VJP keeps the promise when it calls declared ops by name
+    (``mul(g, y)``: a declared op given only arrays while grad mode is None returns an array) and no Python
+    operator between operands of different dtypes (``g * y`` on arrays follows MLX's promotion, not PyTorch's).
+    ``vjp_all`` ops are never raw. tests/test_engine_reference.py checks every raw op both ways."""
     if not differentiable:
         return _make_nondiff(name, fwd)
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
@@ -327,6 +341,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         st = _Storage()
         st.data = d
         st.version = 0
@@ -349,7 +365,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             _inference_error()
         node = _new(cls)  # OpNode.__init__, inlined: a Python-level __init__ frame costs as much as the node itself
         node._hooks = node.meta = None
-        node.next = [ea] if n == 1 else [ea, eb]
+        node.next = (ea,) if n == 1 else (ea, eb)  # (a tuple: 16 bytes less than a list per node)
         node.args = args
         node.kwargs = kwargs or _NO_KWARGS  # a shared {}: one object less per node
         node.out_st = st
@@ -380,6 +396,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
                 _mlx_error(name, e, args)
+            except MemoryError as e:
+                _out_of_memory(name, e)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -409,6 +427,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             st.data = fwd(*arrays, **kwargs)
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
@@ -418,6 +438,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
 
     op.__name__ = op.__qualname__ = name
     op.node_class = cls
+    declared.append(op)
     return op
 
 
@@ -512,6 +533,24 @@ def _mlx_error(name: str, e: ValueError, args: tuple):
     raise RuntimeError(f"{name}: invalid arguments for the inputs ({inputs}); MLX said: {msg}") from e
 
 
+# Address space set aside (mapped, never touched: it costs no memory) and given back when MLX first runs out of
+# memory in an op. The arrays freed while that error unwinds run MLX's ~ArrayDesc, which allocates (it frees deep
+# graphs iteratively) and may not throw: were the heap still full there, C++ would end the process. Under an
+# address-space cap (ulimit -v) this turns that abort into the RuntimeError below, as PyTorch raises one. A
+# destructor whose allocation is the first to fail, before any op saw the error, still ends the process: MLX's
+# destructors are noexcept and nothing in Python runs before it.
+_headroom = [mmap.mmap(-1, 64 << 20)]
+
+
+def _out_of_memory(name: str, e: MemoryError):
+    """MLX could not allocate in op ``name``: PyTorch's RuntimeError, with the headroom above given back."""
+    for m in _headroom:
+        m.close()
+    _headroom.clear()
+    raise RuntimeError(f"{name}: out of memory (MLX: {e}). Free tensors or graphs that are no longer needed, or "
+                       "evaluate the ones that are (a lazy graph keeps every op it is made of).") from None
+
+
 def _make_nondiff(name, fwd):
     """An op whose outputs never require grad (comparisons, argmax, integer results)."""
 
@@ -524,6 +563,8 @@ def _make_nondiff(name, fwd):
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:
             _mlx_error(name, e, args)
+        except MemoryError as e:
+            _out_of_memory(name, e)
         if _state.inference:
             out._ex().inference = True
         return out

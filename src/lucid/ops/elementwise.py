@@ -23,6 +23,7 @@ from .. import _checks, _threads
 from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
+from ._constants import operand as _constant
 from ._core import BINARY, UNARY, data, defop, document, inplace_method, method_docs, methods
 
 _array = mx.array
@@ -34,8 +35,9 @@ def _operand(v):
     return _array(v, dtype=from_numpy_dtype(v.dtype)) if type(v) is np.ndarray else v
 
 
-def _binary(f):
-    """An MLX binary function with PyTorch's promotion (a 0-d tensor does not widen a dimensioned one)."""
+def _binary(f, arithmetic: bool = False):
+    """An MLX binary function with PyTorch's promotion (a 0-d tensor does not widen a dimensioned one).
+    ``arithmetic``: a Python number operand becomes a shared constant array (ops/_constants.py: memory per op)."""
 
     def fwd(a, b, *rest):
         ta, tb = type(a), type(b)
@@ -45,6 +47,11 @@ def _binary(f):
                 a, b = promote(a, b)
         elif ta is np.ndarray or tb is np.ndarray:
             return fwd(_operand(a), _operand(b), *rest)
+        elif arithmetic:
+            if ta is _array and (tb is float or tb is int):
+                b = _constant(b, a)
+            elif tb is _array and (ta is float or ta is int):
+                a = _constant(a, b)
         return f(a, b, *rest)
 
     return fwd
@@ -119,16 +126,16 @@ def _divide_rounded(a, b, rounding_mode):
 
 
 # ---------------------------------------------------------------------------------------------------- arithmetic
-_add = defop("add", _binary(mx.add), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), save=None, raw=True)
-_sub = defop("sub", _binary(mx.subtract), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None, raw=True)
-_rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a)),
+_add = defop("add", _binary(mx.add, True), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: g), save=None, raw=True)
+_sub = defop("sub", _binary(mx.subtract, True), vjp=(lambda g, ans, x, y: g, lambda g, ans, x, y: -g), save=None, raw=True)
+_rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a), True),
               vjp=(lambda g, ans, x, y: -g, lambda g, ans, x, y: g), save=None, node="RsubBackward1", raw=True)
 # each operand's value is needed only for the other's gradient (and y's for its own in div): as in PyTorch, `x * c`
 # with c not requiring grad does not check x's version, so x may be written in place before backward. The VJPs call
 # the ops by name (what `g * y` calls on Tensors) so that on arrays (the raw backward) they keep PyTorch's promotion.
-mul = defop("mul", _binary(mx.multiply), save={0: (1,), 1: (0,)}, raw=True,
+mul = defop("mul", _binary(mx.multiply, True), save={0: (1,), 1: (0,)}, raw=True,
             vjp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(g, x)))
-_div = defop("div", _binary(mx.divide), save={0: (1,), 1: (0, 1)}, raw=True,
+_div = defop("div", _binary(mx.divide, True), save={0: (1,), 1: (0, 1)}, raw=True,
              vjp=(lambda g, ans, x, y: _div(g, y), lambda g, ans, x, y: _div(mul(neg(g), x), mul(y, y))))
 _div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
 floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")), vjp=(_zeros, _zeros), save=None)

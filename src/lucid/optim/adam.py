@@ -111,26 +111,23 @@ class Adam(Optimizer):
         if group["amsgrad"]:
             state["max_exp_avg_sq"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["amsgrad"],
-                group["maximize"], group["decoupled_weight_decay"])
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, beta1, beta2, eps, wd, amsgrad, maximize, decoupled = h
-        t = self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
+        amsgrad, maximize, decoupled = hyper.amsgrad, hyper.maximize, hyper.decoupled_weight_decay
+        t = self._advance(state["step"], staged)
         c = self._const
-        m, v = s["exp_avg"], s["exp_avg_sq"]
-        vmax = _state_zeros(s, "max_exp_avg_sq", p, written) if amsgrad else None
-        out = adam_update(x, g, m._st.data, v._st.data, None if vmax is None else vmax._st.data,
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        vmax = _state_zeros(state, "max_exp_avg_sq", param, staged) if amsgrad else None
+        out = adam_update(x, grad, m._st.data, v._st.data, None if vmax is None else vmax._st.data,
                           c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt), c((1 - beta2 ** t) ** 0.5, dt),
                           c(eps, dt), c(-(lr / (1 - beta1 ** t)), dt), c(wd, dt), c(1 - lr * wd, dt),
                           maximize=maximize, wd_mode=_wd_mode(wd, decoupled), amsgrad=amsgrad)
-        _assign(p, out[0], written)
-        _assign(m, out[1], written)
-        _assign(v, out[2], written)
+        _assign(param, out[0], staged)
+        _assign(m, out[1], staged)
+        _assign(v, out[2], staged)
         if amsgrad:
-            _assign(vmax, out[3], written)
+            _assign(vmax, out[3], staged)
 
 
 class AdamW(Adam):
@@ -165,21 +162,19 @@ class Adamax(Optimizer):
         state["exp_avg"] = _zeros_like(p)
         state["exp_inf"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["maximize"]
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, beta1, beta2, eps, wd, maximize = h
-        t = self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
+        maximize = hyper.maximize
+        t = self._advance(state["step"], staged)
         c = self._const
-        m, u = s["exp_avg"], s["exp_inf"]
-        out = adamax_update(x, g, m._st.data, u._st.data, c(1 - beta1, dt), c(beta2, dt), c(eps, dt),
+        m, u = state["exp_avg"], state["exp_inf"]
+        out = adamax_update(x, grad, m._st.data, u._st.data, c(1 - beta1, dt), c(beta2, dt), c(eps, dt),
                             c(-(lr / (1 - beta1 ** t)), dt), c(wd, dt), maximize=maximize,
                             wd_mode=_wd_mode(wd, False))
-        _assign(p, out[0], written)
-        _assign(m, out[1], written)
-        _assign(u, out[2], written)
+        _assign(param, out[0], staged)
+        _assign(m, out[1], staged)
+        _assign(u, out[2], staged)
 
 
 class NAdam(Optimizer):
@@ -203,28 +198,25 @@ class NAdam(Optimizer):
         state["exp_avg"] = _zeros_like(p)
         state["exp_avg_sq"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["momentum_decay"],
-                group["maximize"], group["decoupled_weight_decay"])
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, beta1, beta2, eps, wd, psi, maximize, decoupled = h
-        t = self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
+        psi, maximize, decoupled = hyper.momentum_decay, hyper.maximize, hyper.decoupled_weight_decay
+        t = self._advance(state["step"], staged)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
         # PyTorch multiplies mu into a float32 tensor: keep the product rounded the same way
-        mu_product = _f32(_f32(self._scalar(s["mu_product"])) * _f32(mu))
-        self._set_scalar(s["mu_product"], mu_product, written)
+        mu_product = _f32(_f32(self._scalar(state["mu_product"])) * _f32(mu))
+        self._set_scalar(state["mu_product"], mu_product, staged)
         c = self._const
-        m, v = s["exp_avg"], s["exp_avg_sq"]
-        out = nadam_update(x, g, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        out = nadam_update(x, grad, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                            c(1 - beta2 ** t, dt), c(eps, dt), c(-lr * (1.0 - mu) / (1.0 - mu_product), dt),
                            c((-lr * mu_next) / (1.0 - mu_product * mu_next), dt), c(wd, dt), c(1 - lr * wd, dt),
                            maximize=maximize, wd_mode=_wd_mode(wd, decoupled))
-        _assign(p, out[0], written)
-        _assign(m, out[1], written)
-        _assign(v, out[2], written)
+        _assign(param, out[0], staged)
+        _assign(m, out[1], staged)
+        _assign(v, out[2], staged)
 
 
 class RAdam(Optimizer):
@@ -244,14 +236,11 @@ class RAdam(Optimizer):
     def _init_state(self, p, state, group):
         _init_moments(p, state)
 
-    def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return (group["lr"], beta1, beta2, group["eps"], group["weight_decay"], group["maximize"],
-                group["decoupled_weight_decay"])
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, beta1, beta2, eps, wd, maximize, decoupled = h
-        t = self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
+        maximize, decoupled = hyper.maximize, hyper.decoupled_weight_decay
+        t = self._advance(state["step"], staged)
         bc2 = 1 - beta2 ** t
         rho_inf = 2 / (1 - beta2) - 1
         rho_t = rho_inf - 2 * t * (beta2 ** t) / bc2
@@ -259,11 +248,11 @@ class RAdam(Optimizer):
         rect = ((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)) ** 0.5 \
             if rectified else 1.0
         c = self._const
-        m, v = s["exp_avg"], s["exp_avg_sq"]
-        out = radam_update(x, g, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        out = radam_update(x, grad, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                            c(1 - beta1 ** t, dt), c(bc2 ** 0.5, dt), c(eps, dt), c(lr, dt), c(rect, dt), c(wd, dt),
                            c(1 - lr * wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, decoupled),
                            rectified=rectified)
-        _assign(p, out[0], written)
-        _assign(m, out[1], written)
-        _assign(v, out[2], written)
+        _assign(param, out[0], staged)
+        _assign(m, out[1], staged)
+        _assign(v, out[2], staged)

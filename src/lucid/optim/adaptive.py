@@ -83,27 +83,25 @@ class RMSprop(Optimizer):
         if group["centered"]:
             state["grad_avg"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        return (group["lr"], group["alpha"], group["eps"], group["weight_decay"], group["momentum"],
-                group["centered"], group["maximize"])
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, alpha, eps, wd, momentum, centered, maximize = h
-        self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        lr, alpha, eps, wd = hyper.lr, hyper.alpha, hyper.eps, hyper.weight_decay
+        momentum, centered, maximize = hyper.momentum, hyper.centered, hyper.maximize
+        self._advance(state["step"], staged)
         c = self._const
-        sq = s["square_avg"]
-        ga = _state_zeros(s, "grad_avg", p, written) if centered else None
-        buf = _state_zeros(s, "momentum_buffer", p, written) if momentum > 0 else None
-        out = rmsprop_update(x, g, sq._st.data, None if ga is None else ga._st.data,
+        sq = state["square_avg"]
+        ga = _state_zeros(state, "grad_avg", param, staged) if centered else None
+        buf = _state_zeros(state, "momentum_buffer", param, staged) if momentum > 0 else None
+        out = rmsprop_update(x, grad, sq._st.data, None if ga is None else ga._st.data,
                              None if buf is None else buf._st.data, c(alpha, dt), c(1 - alpha, dt), c(eps, dt),
                              c(-lr, dt), c(momentum, dt), c(wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, False),
                              centered=centered, use_momentum=momentum > 0)
-        _assign(p, out[0], written)
-        _assign(sq, out[1], written)
+        _assign(param, out[0], staged)
+        _assign(sq, out[1], staged)
         if ga is not None:
-            _assign(ga, out[2], written)
+            _assign(ga, out[2], staged)
         if buf is not None:
-            _assign(buf, out[-1], written)
+            _assign(buf, out[-1], staged)
 
 
 class Adagrad(Optimizer):
@@ -130,18 +128,16 @@ class Adagrad(Optimizer):
         state["step"] = _scalar_tensor(0.0)
         state["sum"] = _full_like(p, group["initial_accumulator_value"])
 
-    def _hyper(self, group):
-        return group["lr"], group["lr_decay"], group["eps"], group["weight_decay"], group["maximize"]
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, lr_decay, eps, wd, maximize = h
-        t = self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        lr, lr_decay, eps, wd, maximize = hyper.lr, hyper.lr_decay, hyper.eps, hyper.weight_decay, hyper.maximize
+        t = self._advance(state["step"], staged)
         c = self._const
-        total = s["sum"]
-        out = adagrad_update(x, g, total._st.data, c(eps, dt), c(-(lr / (1 + (t - 1) * lr_decay)), dt), c(wd, dt),
+        total = state["sum"]
+        out = adagrad_update(x, grad, total._st.data, c(eps, dt), c(-(lr / (1 + (t - 1) * lr_decay)), dt), c(wd, dt),
                              maximize=maximize, wd_mode=_wd_mode(wd, False))
-        _assign(p, out[0], written)
-        _assign(total, out[1], written)
+        _assign(param, out[0], staged)
+        _assign(total, out[1], staged)
 
 
 class Adadelta(Optimizer):
@@ -163,16 +159,14 @@ class Adadelta(Optimizer):
         state["square_avg"] = _zeros_like(p)
         state["acc_delta"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        return group["lr"], group["rho"], group["eps"], group["weight_decay"], group["maximize"]
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, rho, eps, wd, maximize = h
-        self._advance(s["step"], written)
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        lr, rho, eps, wd, maximize = hyper.lr, hyper.rho, hyper.eps, hyper.weight_decay, hyper.maximize
+        self._advance(state["step"], staged)
         c = self._const
-        sq, acc = s["square_avg"], s["acc_delta"]
-        out = adadelta_update(x, g, sq._st.data, acc._st.data, c(rho, dt), c(1 - rho, dt), c(eps, dt), c(-lr, dt),
+        sq, acc = state["square_avg"], state["acc_delta"]
+        out = adadelta_update(x, grad, sq._st.data, acc._st.data, c(rho, dt), c(1 - rho, dt), c(eps, dt), c(-lr, dt),
                               c(wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, False))
-        _assign(p, out[0], written)
-        _assign(sq, out[1], written)
-        _assign(acc, out[2], written)
+        _assign(param, out[0], staged)
+        _assign(sq, out[1], staged)
+        _assign(acc, out[2], staged)

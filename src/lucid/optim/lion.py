@@ -43,15 +43,12 @@ class Lion(Optimizer):
     def _init_state(self, p, state, group):
         state["exp_avg"] = _zeros_like(p)
 
-    def _hyper(self, group):
-        beta1, beta2 = group["betas"]
-        return group["lr"], beta1, beta2, group["weight_decay"], group["maximize"]
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, beta1, beta2, wd, maximize = h
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        (beta1, beta2), lr, wd, maximize = hyper.betas, hyper.lr, hyper.weight_decay, hyper.maximize
         c = self._const
-        m = s["exp_avg"]
-        out = lion_update(x, g, m._st.data, c(beta1, dt), c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        m = state["exp_avg"]
+        out = lion_update(x, grad, m._st.data, c(beta1, dt), c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                           c(-lr, dt), c(1 - lr * wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, True))
-        _assign(p, out[0], written)
-        _assign(m, out[1], written)
+        _assign(param, out[0], staged)
+        _assign(m, out[1], staged)

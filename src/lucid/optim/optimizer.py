@@ -11,7 +11,15 @@ counters live in the state as 0-d float32 tensors (as in PyTorch), with their Py
 that bias corrections are computed in float64 Python arithmetic, exactly as PyTorch's default CPU path does.
 
 Subclasses written the PyTorch way (override ``step`` and update parameters in place under ``lucid.no_grad()``)
-work too; the built-ins instead implement ``_init_state``, ``_hyper`` and ``_update``.
+work too. The built-ins instead implement one rule, as MLX's optimizers implement ``apply_single``:
+
+    def _update(self, param, grad, state, hyper): ...
+
+``param`` is the parameter (a Tensor), ``grad`` its gradient's MLX array (checked to have the parameter's shape and
+dtype), ``state`` its state dict (None for an optimizer without state, e.g. SGD without momentum) and ``hyper`` the
+param group's options by name (``hyper.lr``, ``hyper.betas``: ``Hyper``, read once per group and step). The rule
+computes the new arrays (usually with one compiled kernel) and stages them with ``_assign(tensor, array,
+self._staged)``; ``_init_state`` creates a parameter's state at its first step.
 """
 from __future__ import annotations
 
@@ -214,6 +222,20 @@ def _full_like(p: Tensor, value: float) -> Tensor:
     return _wrap(mx.full(p._st.data.shape, value, dtype=p._st.data.dtype))
 
 
+class Hyper:
+    """A param group's options by name, as the update rules read them (``hyper.lr``, ``hyper.betas``): taken once
+    per group and step. An option given as a 1-element Tensor (PyTorch allows a Tensor learning rate or betas) is
+    its 0-d array, which the rules compute with as with a float (``Optimizer._const`` takes arrays)."""
+
+    def __init__(self, group: dict):
+        for key, value in group.items():
+            if type(value) is Tensor:
+                value = _tensor_option(value)
+            elif type(value) is tuple and Tensor in map(type, value):
+                value = tuple(_tensor_option(v) if type(v) is Tensor else v for v in value)
+            setattr(self, key, value)
+
+
 def _tensor_option(value: Tensor) -> mx.array:
     """An option given as a Tensor (PyTorch allows a Tensor learning rate): its 0-d array, which the update rules
     compute with as they do with a float (``_const`` takes arrays)."""
@@ -258,6 +280,7 @@ class Optimizer:
         self._load_state_dict_post_hooks: OrderedDict = OrderedDict()
         self._opt_called = False
         self._scalars: dict = {}  # 0-d state tensor -> (its array, its Python value), see _scalar
+        self._staged = None  # during step(): the _Staged writes of this step (the update rules add to it)
         self._state_unchecked = False  # True from load_state_dict to the next step, see _check_loaded_state
         self._consts: dict = {}  # (value, dtype) -> 0-d array, shared by the updates of one step
         cls = type(self)
@@ -370,9 +393,12 @@ class Optimizer:
             with enable_grad():
                 loss = closure()
         self._consts = {}
-        staged = _Staged()
-        for group in self.param_groups:
-            self._step_group(group, staged)
+        staged = self._staged = _Staged()
+        try:
+            for group in self.param_groups:
+                self._step_group(group)
+        finally:
+            self._staged = None
         self._state_unchecked = False
         written = staged.commit()
         written += take_pending_evals()  # in-place writes under no_grad (BatchNorm's stats), the last loss
@@ -380,12 +406,10 @@ class Optimizer:
             _threads.evaluate(written)  # the one evaluation point: the new parameters and the new optimizer state
         return loss
 
-    def _step_group(self, group: dict, written: _Staged) -> None:
+    def _step_group(self, group: dict) -> None:
         """Stage the update of every parameter of ``group`` that has a gradient (parameters whose ``.grad`` is None
         are skipped, as in PyTorch), after checking that gradient against its parameter."""
-        h = self._hyper(group)
-        if Tensor in map(type, h):  # a learning rate given as a Tensor (PyTorch allows it): compute with its array
-            h = tuple(_tensor_option(v) if type(v) is Tensor else v for v in h)
+        hyper = Hyper(group)
         update, ok = self._update, self._param_dtypes
         state = self.state if self._has_state(group) else None
         if state is not None and self._state_unchecked:
@@ -401,13 +425,13 @@ class Optimizer:
                 if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):
                     self._bad_grad(group, p, x, ga)
                 if state is None:
-                    update(p, x, dt, ga, None, h, written)
+                    update(p, ga, None, hyper)
                     continue
                 s = state.get(p)
                 if not s:  # first step of this parameter: its state is new, and stored only at the commit
-                    s = _new_state(state, p, {}, written)
+                    s = _new_state(state, p, {}, self._staged)
                     self._init_state(p, s, group)
-                update(p, x, dt, ga, s, h, written)
+                update(p, ga, s, hyper)
         except ValueError as e:
             if not str(e).startswith("["):  # not MLX's (a Python error: PyTorch raises the same)
                 raise
@@ -460,13 +484,9 @@ class Optimizer:
     def _init_state(self, p: Tensor, state: dict, group: dict) -> None:
         """Create the state of one parameter (lazily, at its first step)."""
 
-    def _hyper(self, group: dict) -> tuple:
-        """The group's options that ``_update`` needs, read once per step."""
-        raise NotImplementedError
-
-    def _update(self, p: Tensor, x: mx.array, dt, grad: mx.array, state, h: tuple, written: _Staged) -> None:
-        """Update one parameter (``x``: its array, ``dt``: its dtype) from its gradient array (checked to have
-        ``x``'s shape and dtype); stage the results with ``_assign``."""
+    def _update(self, param: Tensor, grad: mx.array, state: dict | None, hyper: "Hyper") -> None:
+        """Update one parameter from its gradient array (checked to have the parameter's shape and dtype), its
+        state and its group's options by name; stage the results with ``_assign(..., self._staged)``."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------------------------------------ helpers

@@ -58,25 +58,23 @@ class SGD(Optimizer):
     def _has_state(self, group):
         return group["momentum"] != 0
 
-    def _hyper(self, group):
-        return (group["lr"], group["momentum"], group["dampening"], group["weight_decay"], group["nesterov"],
-                group["maximize"])
-
-    def _update(self, p, x, dt, g, s, h, written):
-        lr, momentum, dampening, wd, nesterov, maximize = h
+    def _update(self, param, grad, state, hyper):
+        x, dt, staged = param._st.data, grad.dtype, self._staged
+        lr, momentum, dampening, wd = hyper.lr, hyper.momentum, hyper.dampening, hyper.weight_decay
+        nesterov, maximize = hyper.nesterov, hyper.maximize
         c = self._const
-        buf = None if s is None else s.get("momentum_buffer")
+        buf = None if state is None else state.get("momentum_buffer")
         use_momentum = momentum != 0
         if not (use_momentum or wd or maximize):  # plain SGD: two MLX ops cost less than a compiled call
-            _assign(p, x + c(-lr, dt) * g, written)
+            _assign(param, x + c(-lr, dt) * grad, staged)
             return
-        out = sgd_update(x, g, None if buf is None else buf._st.data, c(wd, dt) if wd else None,
+        out = sgd_update(x, grad, None if buf is None else buf._st.data, c(wd, dt) if wd else None,
                          c(momentum, dt) if use_momentum else None, c(1 - dampening, dt) if use_momentum else None,
                          c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False), use_momentum=use_momentum,
                          nesterov=nesterov)
-        _assign(p, out[0], written)
-        if s is not None:
+        _assign(param, out[0], staged)
+        if state is not None:
             if buf is None:
-                _new_state(s, "momentum_buffer", _wrap(out[1]), written)
+                _new_state(state, "momentum_buffer", _wrap(out[1]), staged)
             else:
-                _assign(buf, out[1], written)
+                _assign(buf, out[1], staged)
