@@ -124,6 +124,11 @@ CALLS = {
     "VarBackward0": lambda T: lucid.var(T(3, 4), 1),
     "ToCopyBackward0": lambda T: T(3, 4).to(lucid.float64),
     "TopkBackward0": lambda T: lucid.topk(T(3, 4), 2)[0],
+    "PolygammaBackward0": lambda T: lucid.polygamma(1, T(3, 4)),
+    # zeta and the incomplete gammas have no derivative in their first argument (as in PyTorch): a constant there
+    "SpecialZetaBackward0": lambda T: lucid.special.zeta(lucid.full((3, 4), 2.5), T(3, 4)),
+    "IgammaBackward0": lambda T: lucid.igamma(lucid.full((3, 4), 1.5), T(3, 4)),
+    "IgammacBackward0": lambda T: lucid.igammac(lucid.full((3, 4), 1.5), T(3, 4)),
 }
 _IDX = mx.array([[0], [2], [1]])
 EXTRA = [
