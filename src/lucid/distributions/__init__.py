@@ -1,0 +1,15 @@
+"""lucid.distributions: probability distributions with PyTorch's API (``torch.distributions``).
+
+Each distribution has ``batch_shape`` and ``event_shape``, ``sample``/``rsample`` (reparameterized wherever
+``has_rsample``: gradients flow to the parameters), ``log_prob``, ``entropy``, ``mean``/``mode``/``variance``/
+``stddev``, ``cdf``/``icdf`` where defined, ``expand``, ``enumerate_support`` (discrete ones), ``support`` and
+``arg_constraints``, with PyTorch's argument validation. ``transforms`` and ``TransformedDistribution`` build new
+distributions from old ones; ``biject_to``/``transform_to`` map unconstrained reals onto a constraint;
+``kl_divergence`` gives closed-form KL divergences. Samples are drawn from lucid's generator
+(``lucid.manual_seed``).
+"""
+from . import constraints, utils
+from .distribution import Distribution
+from .exp_family import ExponentialFamily
+
+__all__ = ["Distribution", "ExponentialFamily"]
