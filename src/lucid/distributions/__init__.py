@@ -8,8 +8,18 @@ distributions from old ones; ``biject_to``/``transform_to`` map unconstrained re
 ``kl_divergence`` gives closed-form KL divergences. Samples are drawn from lucid's generator
 (``lucid.manual_seed``).
 """
-from . import constraints, utils
+from . import constraints, transforms, utils
+from .constraint_registry import biject_to, transform_to
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
+from .transforms import *  # noqa: F401,F403
+# the continuous univariate families
+from .cauchy import Cauchy
+from .exponential import Exponential
+from .laplace import Laplace
+from .normal import Normal
+from .uniform import Uniform
 
-__all__ = ["Distribution", "ExponentialFamily"]
+__all__ = ["Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
+           "biject_to", "transform_to"]
+__all__.extend(transforms.__all__)

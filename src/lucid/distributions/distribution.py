@@ -81,6 +81,17 @@ class Distribution:
         not copied, and not validated again)."""
         raise NotImplementedError
 
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """``expand`` for a distribution whose state is the parameters ``names`` (each of the batch shape):
+        a new instance of ``cls`` holding them expanded, with this one's validation setting."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     @property
     def batch_shape(self) -> Size:
         """The shape over which the parameters are batched."""

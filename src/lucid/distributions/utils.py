@@ -14,7 +14,7 @@ import numpy as np
 from .._creation import rand, randn, tensor, zeros
 from .._dtype import bfloat16, float16, float32, float64, get_default_dtype, int64
 from .._grad_mode import enable_grad
-from .._tensor import Tensor
+from .._tensor import Size, Tensor
 from ..ops.elementwise import log, log1p, sigmoid
 from ..ops.reduce import softmax
 from ..ops.shape import broadcast_tensors, cat
@@ -46,6 +46,12 @@ def broadcast_all(*values) -> tuple:
         dtype = next((v.dtype for v in values if isinstance(v, Tensor)), get_default_dtype())
         values = tuple(v if isinstance(v, Tensor) else tensor(v, dtype=dtype) for v in values)
     return tuple(broadcast_tensors(*values))
+
+
+def params_batch_shape(args, first: Tensor):
+    """The batch shape of a distribution built from ``args`` (as given) whose broadcast parameters include
+    ``first``: () when every argument is a Python number."""
+    return Size() if all(isinstance(a, Number) for a in args) else first.shape
 
 
 def standard_normal(shape, dtype, generator=None) -> Tensor:
