@@ -15,11 +15,14 @@ from .exp_family import ExponentialFamily
 from .transforms import *  # noqa: F401,F403
 # the continuous univariate families
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
+from .generalized_pareto import GeneralizedPareto
 from .laplace import Laplace
 from .normal import Normal
 from .uniform import Uniform
 
-__all__ = ["Cauchy", "Distribution", "Exponential", "ExponentialFamily", "Laplace", "Normal", "Uniform",
+__all__ = ["Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily", "GeneralizedPareto",
+           "Laplace", "Normal", "Uniform",
            "biject_to", "transform_to"]
 __all__.extend(transforms.__all__)
