@@ -17,7 +17,7 @@ from .._creation import full
 from .._dtype import bool as bool_
 from ..linalg import cholesky_ex, eigvalsh, norm
 from ..ops.elementwise import isclose
-from ..ops.shape import cat, stack
+from ..ops import shape as _shape  # (cat and stack are constraint names here)
 from .utils import finfo_eps
 
 
@@ -418,7 +418,7 @@ class _Cat(Constraint):
         for constraint, length in zip(self.cseq, self.lengths):
             checks.append(constraint.check(value.narrow(self.dim, start, length)))
             start += length
-        return cat(checks, self.dim)
+        return _shape.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -444,7 +444,7 @@ class _Stack(Constraint):
         if not -value.dim() <= self.dim < value.dim():
             raise AssertionError(f"dim {self.dim} out of range for value with {value.dim()} dimensions")
         parts = [value.select(self.dim, i) for i in range(value.shape[self.dim])]
-        return stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
+        return _shape.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
 
 
 dependent = _Dependent()

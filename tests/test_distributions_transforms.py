@@ -1,0 +1,243 @@
+"""lucid.distributions.transforms and constraint_registry: every transform's value, inverse and log|det J| against
+central finite differences (and against PyTorch when it is installed), caching, shape inference, biject_to /
+transform_to, and PyTorch's errors."""
+import math
+
+import numpy as np
+import pytest
+
+import lucid
+from lucid.autograd import gradcheck
+from lucid.distributions import Normal, constraints, transforms as T
+from lucid.distributions.constraint_registry import biject_to, transform_to
+
+
+def f64(a):
+    return lucid.tensor(np.asarray(a, dtype=np.float64), dtype=lucid.float64)
+
+
+def numeric_jacobian(fn, x: np.ndarray, h=1e-6) -> np.ndarray:
+    """d fn(x) / d x by central differences, fn mapping a vector to a vector (numpy in, numpy out)."""
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e[i] = h
+        cols.append((fn(x + e) - fn(x - e)) / (2 * h))
+    return np.stack(cols, -1)
+
+
+def apply(t, x: np.ndarray) -> np.ndarray:
+    return t(f64(x)).numpy()
+
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(3, 4))
+
+# (transform, input in its domain): elementwise ones, whose Jacobian is diagonal
+ELEMENTWISE = [
+    ("exp", T.ExpTransform(), X),
+    ("sigmoid", T.SigmoidTransform(), X),
+    ("tanh", T.TanhTransform(), X),
+    ("softplus", T.SoftplusTransform(), X),
+    ("power", T.PowerTransform(f64(2.5)), np.abs(X) + 0.1),
+    ("power_batched", T.PowerTransform(f64([0.5, 2.0, -1.0, 3.0])), np.abs(X) + 0.1),
+    ("affine", T.AffineTransform(f64(0.3), f64(-2.0)), X),
+    ("affine_number", T.AffineTransform(1.0, 3.0), X),
+    ("sigmoid_inv", T.SigmoidTransform().inv, 1 / (1 + np.exp(-X))),
+    ("cdf_normal", T.CumulativeDistributionTransform(Normal(f64(0.5), f64(2.0))), X),
+]
+
+
+@pytest.mark.parametrize("t, x", [pytest.param(t, x, id=n) for n, t, x in ELEMENTWISE])
+def test_elementwise_inverse_and_log_det_against_finite_differences(t, x):
+    y = t(f64(x))
+    np.testing.assert_allclose(t.inv(y).numpy(), x, rtol=1e-9, atol=1e-10)
+    h = 1e-6
+    slope = (apply(t, x + h) - apply(t, x - h)) / (2 * h)
+    np.testing.assert_allclose(t.log_abs_det_jacobian(f64(x), y).numpy(), np.log(np.abs(slope)), rtol=1e-6, atol=1e-7)
+
+
+def _square_part(t, n_out):
+    """The map x -> t(x) restricted to its first n_out outputs, flattened (so its Jacobian is square)."""
+    return lambda v: apply(t, v).reshape(-1)[:n_out]
+
+
+def test_stick_breaking_log_det_against_finite_differences():
+    t = T.StickBreakingTransform()
+    x = RNG.normal(size=3)
+    y = t(f64(x))
+    assert y.shape == (4,) and abs(float(y.sum()) - 1) < 1e-12
+    np.testing.assert_allclose(t.inv(y).numpy(), x, rtol=1e-9)
+    jac = numeric_jacobian(_square_part(t, 3), x)
+    assert float(t.log_abs_det_jacobian(f64(x), y)) == pytest.approx(np.log(abs(np.linalg.det(jac))), rel=1e-6)
+
+
+def test_corr_cholesky_log_det_against_finite_differences():
+    """D = 3: the free coordinates of the factor are its strict lower triangle (the diagonal follows)."""
+    t = T.CorrCholeskyTransform()
+    x = RNG.normal(size=3)
+    y = t(f64(x))
+    assert constraints.corr_cholesky.check(y).item()
+    np.testing.assert_allclose(t.inv(y).numpy(), x, rtol=1e-8)
+    rows, cols = np.tril_indices(3, -1)
+    jac = numeric_jacobian(lambda v: apply(t, v)[rows, cols], x)
+    assert float(t.log_abs_det_jacobian(f64(x), y)) == pytest.approx(np.log(abs(np.linalg.det(jac))), rel=1e-6)
+
+
+def test_affine_with_event_dim_sums_the_log_det():
+    t = T.AffineTransform(f64([1.0, 2.0, 3.0]), f64([0.5, -2.0, 4.0]), event_dim=1)
+    x = f64(RNG.normal(size=(2, 3)))
+    ld = t.log_abs_det_jacobian(x, t(x))
+    assert ld.shape == (2,)
+    np.testing.assert_allclose(ld.numpy(), np.full(2, math.log(0.5 * 2 * 4)), rtol=1e-12)
+
+
+def test_compose_sums_the_parts_and_inverts_in_reverse():
+    t = T.ComposeTransform([T.AffineTransform(0.5, 2.0), T.ExpTransform(), T.AffineTransform(1.0, 3.0)])
+    x = X
+    y = apply(t, x)
+    np.testing.assert_allclose(y, 1 + 3 * np.exp(0.5 + 2 * x), rtol=1e-12)
+    np.testing.assert_allclose(t.inv(f64(y)).numpy(), x, rtol=1e-10)
+    h = 1e-6
+    slope = (apply(t, x + h) - apply(t, x - h)) / (2 * h)
+    np.testing.assert_allclose(t.log_abs_det_jacobian(f64(x), f64(y)).numpy(), np.log(slope), rtol=1e-6)
+    assert t.inv.inv is t and t.bijective and t.sign == 1
+    assert T.identity_transform(f64(x)).numpy().tolist() == x.tolist()
+
+
+def test_independent_reshape_cat_stack():
+    x = f64(X)
+    ind = T.IndependentTransform(T.ExpTransform(), 1)
+    assert ind.log_abs_det_jacobian(x, ind(x)).shape == (3,)
+    np.testing.assert_allclose(ind.log_abs_det_jacobian(x, ind(x)).numpy(), X.sum(-1), rtol=1e-12)
+    assert ind.domain.event_dim == 1 and ind.codomain.event_dim == 1
+
+    r = T.ReshapeTransform((4,), (2, 2))
+    assert r(x).shape == (3, 2, 2) and r.inv(r(x)).shape == (3, 4)
+    assert r.forward_shape((5, 4)) == (5, 2, 2) and r.inverse_shape((5, 2, 2)) == (5, 4)
+    assert r.log_abs_det_jacobian(x, r(x)).shape == (3,)
+
+    c = T.CatTransform([T.ExpTransform(), T.identity_transform], dim=1, lengths=[1, 3])
+    y = c(x)
+    np.testing.assert_allclose(y.numpy()[:, 0], np.exp(X[:, 0]))
+    np.testing.assert_allclose(y.numpy()[:, 1:], X[:, 1:])
+    np.testing.assert_allclose(c.inv(y).numpy(), X, rtol=1e-12)
+    np.testing.assert_allclose(c.log_abs_det_jacobian(x, y).numpy()[:, 0], X[:, 0])
+
+    s = T.StackTransform([T.ExpTransform(), T.AffineTransform(0.0, 2.0), T.identity_transform, T.SigmoidTransform()],
+                         dim=1)
+    y = s(x)
+    np.testing.assert_allclose(s.inv(y).numpy(), X, rtol=1e-10)
+    ld = s.log_abs_det_jacobian(x, y).numpy()
+    np.testing.assert_allclose(ld[:, 1], np.full(3, math.log(2)))
+
+
+def test_lower_cholesky_and_positive_definite():
+    m = f64(RNG.normal(size=(2, 3, 3)))
+    lower = T.LowerCholeskyTransform()(m)
+    assert constraints.lower_cholesky.check(lower).all().item()
+    np.testing.assert_allclose(T.LowerCholeskyTransform().inv(lower).numpy(), np.tril(m.numpy()), rtol=1e-12)
+    pd = T.PositiveDefiniteTransform()(m)
+    assert constraints.positive_definite.check(pd).all().item()
+    np.testing.assert_allclose(T.PositiveDefiniteTransform().inv(pd).numpy(), np.tril(m.numpy()), rtol=1e-8,
+                               atol=1e-10)
+
+
+def test_softmax_maps_onto_the_simplex():
+    y = T.SoftmaxTransform()(f64(X))
+    assert constraints.simplex.check(y).all().item()
+    np.testing.assert_allclose(T.SoftmaxTransform()(T.SoftmaxTransform().inv(y)).numpy(), y.numpy(), rtol=1e-12)
+
+
+def test_abs_transform_and_sign():
+    t = T.AbsTransform()
+    assert t(f64([-2.0, 3.0])).numpy().tolist() == [2.0, 3.0] and t.inv(f64([2.0])).numpy().tolist() == [2.0]
+    assert T.AffineTransform(0.0, -2.0).sign == -1 and T.ExpTransform().sign == 1
+    assert T.PowerTransform(f64(-1.0)).sign.item() == -1
+
+
+def test_cache_returns_the_cached_value_by_identity():
+    t = T.ExpTransform(cache_size=1)
+    x = f64([0.5])
+    y = t(x)
+    assert t(x) is y and t.inv(y) is x
+    plain = T.ExpTransform()
+    assert plain.with_cache(1)._cache_size == 1 and plain.with_cache(0) is plain
+    assert T.ComposeTransform([T.ExpTransform()], cache_size=1).parts[0]._cache_size == 1
+    with pytest.raises(ValueError, match="cache_size must be 0 or 1"):
+        T.ExpTransform(cache_size=2)
+
+
+def test_equality_and_errors():
+    assert T.ExpTransform() == T.ExpTransform() and T.ExpTransform() != T.SigmoidTransform()
+    assert T.AffineTransform(1.0, 2.0) == T.AffineTransform(1.0, 2.0)
+    assert T.AffineTransform(f64([1.0]), 2.0) != T.AffineTransform(f64([1.5]), 2.0)
+    assert T.ExpTransform().inv == T.ExpTransform().inv
+    with pytest.raises(ValueError, match="in_shape, out_shape have different numbers of elements"):
+        T.ReshapeTransform((4,), (3,))
+    with pytest.raises(ValueError, match="Shape mismatch"):
+        T.ReshapeTransform((4,), (2, 2)).forward_shape((3, 5))
+    with pytest.raises(ValueError, match="Input is not a flattened lower-diagonal number"):
+        T.CorrCholeskyTransform().forward_shape((4,))
+    with pytest.raises(NotImplementedError, match="Cannot transform _Boolean constraints"):
+        biject_to(constraints.boolean)
+    with pytest.raises(TypeError, match="Expected constraint to be either a Constraint subclass or instance"):
+        biject_to.register(int, lambda c: None)
+
+
+REGISTRY = [constraints.real, constraints.positive, constraints.nonnegative, constraints.greater_than(f64(1.5)),
+            constraints.greater_than_eq(-2.0), constraints.less_than(3.0), constraints.unit_interval,
+            constraints.interval(f64(-1.0), f64(4.0)), constraints.half_open_interval(0.0, 2.0),
+            constraints.simplex, constraints.corr_cholesky, constraints.independent(constraints.positive, 1),
+            constraints.real_vector, constraints.cat([constraints.positive, constraints.real], 1, [2, 1]),
+            constraints.stack([constraints.positive, constraints.unit_interval, constraints.real], 1)]
+
+
+@pytest.mark.parametrize("c", REGISTRY, ids=repr)
+def test_biject_to_maps_the_reals_onto_the_constraint_and_back(c):
+    t = biject_to(c)
+    x = f64(RNG.normal(size=(2, 3)))
+    y = t(x)
+    assert c.check(y).all().item()
+    assert t.bijective
+    np.testing.assert_allclose(t.inv(y).numpy(), x.numpy(), rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("c", [constraints.simplex, constraints.lower_cholesky, constraints.positive_definite,
+                               constraints.positive_semidefinite], ids=repr)
+def test_transform_to_reaches_the_constraint(c):
+    x = f64(RNG.normal(size=(2, 3, 3)))
+    assert c.check(transform_to(c)(x)).all().item()
+
+
+def test_log_det_is_differentiable():
+    x = f64(RNG.normal(size=3)).requires_grad_()
+    for t in (T.StickBreakingTransform(), T.CorrCholeskyTransform(), T.TanhTransform()):
+        assert gradcheck(lambda v, t=t: t.log_abs_det_jacobian(v, t(v)), (x,))
+        assert gradcheck(lambda v, t=t: t(v), (x,))
+
+
+def test_against_pytorch():
+    torch = pytest.importorskip("torch")
+    TT = torch.distributions.transforms
+    x = X
+    pairs = [(T.ExpTransform(), TT.ExpTransform()), (T.SigmoidTransform(), TT.SigmoidTransform()),
+             (T.TanhTransform(), TT.TanhTransform()), (T.SoftplusTransform(), TT.SoftplusTransform()),
+             (T.StickBreakingTransform(), TT.StickBreakingTransform()),
+             (T.AffineTransform(0.5, -3.0, event_dim=1), TT.AffineTransform(0.5, -3.0, event_dim=1))]
+    for ours, theirs in pairs:
+        y, yt = ours(f64(x)), theirs(torch.tensor(x))
+        np.testing.assert_allclose(y.numpy(), yt.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ours.log_abs_det_jacobian(f64(x), y).numpy(),
+                                   theirs.log_abs_det_jacobian(torch.tensor(x), yt).numpy(), rtol=1e-10, atol=1e-12)
+        assert ours.domain.event_dim == theirs.domain.event_dim
+        assert ours.codomain.event_dim == theirs.codomain.event_dim
+        assert repr(ours.codomain) == repr(theirs.codomain)
+    v = RNG.normal(size=(2, 6))
+    ours, theirs = T.CorrCholeskyTransform(), TT.CorrCholeskyTransform()
+    y, yt = ours(f64(v)), theirs(torch.tensor(v))
+    np.testing.assert_allclose(y.numpy(), yt.numpy(), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ours.log_abs_det_jacobian(f64(v), y).numpy(),
+                               theirs.log_abs_det_jacobian(torch.tensor(v), yt).numpy(), rtol=1e-10)
+    assert repr(T.ComposeTransform([T.ExpTransform(), T.SigmoidTransform()])) == \
+        repr(TT.ComposeTransform([TT.ExpTransform(), TT.SigmoidTransform()]))
