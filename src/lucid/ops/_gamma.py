@@ -1,0 +1,245 @@
+"""The gamma family on MLX arrays: log-gamma, digamma, the Hurwitz zeta function (and with it polygamma) and the
+regularized incomplete gamma functions. One algorithm per function serves every float dtype: float64 inputs are
+computed in float64 with the exact forms of ``_f64`` (MLX's own float64 exp/sin are float32-accurate), float32 in
+float32. The expansions are the textbook ones (Abramowitz and Stegun 6.1, 6.3, 6.5; DLMF 25.11), with the number of
+terms fixed so that the last one is below float64's rounding: no loop depends on the values, so these build a
+lazy graph like any other MLX function.
+"""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import mlx.core as mx
+
+from . import _f64
+
+
+def _bernoulli(n: int) -> list[Fraction]:
+    """B_0 .. B_n (B_1 = -1/2), exactly."""
+    b = [Fraction(1)]
+    for m in range(1, n + 1):
+        b.append(-sum(math.comb(m + 1, k) * b[k] for k in range(m)) / (m + 1))
+    return b
+
+
+_B = _bernoulli(26)
+_EULER = 0.57721566490153286061
+_LOG_2PI_HALF = 0.5 * math.log(2 * math.pi)
+# Stirling's series for log-gamma, sum_k B_2k / (2k (2k - 1) z^(2k-1)), and the asymptotic series of digamma,
+# sum_k B_2k / (2k z^2k): for z >= 10 the eighth term is below 1e-16 relative
+_STIRLING = [float(_B[2 * k] / (2 * k * (2 * k - 1))) for k in range(1, 9)]
+_PSI_ASYMPTOTIC = [float(_B[2 * k] / (2 * k)) for k in range(1, 9)]
+# Euler-Maclaurin for the Hurwitz zeta function: B_2j / (2j)!
+_EM = [float(_B[2 * j] / math.factorial(2 * j)) for j in range(1, 13)]
+
+
+def _zeta_minus_one(k: int) -> float:
+    """zeta(k) - 1 for an integer k >= 2, summed directly to n = 9 with the Euler-Maclaurin tail at 10."""
+    s = sum(n ** -float(k) for n in range(2, 10))
+    w = 10.0
+    s += w ** (1 - k) / (k - 1) + 0.5 * w ** -k
+    t = k * w ** (-k - 1)  # (k)_(2j-1) w^(-k-2j+1)
+    for j in range(1, 12):
+        s += float(_B[2 * j] / math.factorial(2 * j)) * t
+        t *= (k + 2 * j - 1) * (k + 2 * j) / (w * w)
+    return s
+
+
+# log-gamma(2 + t) = (1 - gamma) t + sum_{k>=2} (-1)^k (zeta(k) - 1) t^k / k  (A&S 6.1.33's relative around 2);
+# |t| <= 1/2 here, where 27 terms reach 1e-17
+_LGAMMA_2 = [0.0, 1 - _EULER] + [(-1) ** k * _zeta_minus_one(k) / k for k in range(2, 29)]
+
+
+def _poly(z, coeffs):
+    p = coeffs[-1]
+    for c in reversed(coeffs[:-1]):
+        p = p * z + c
+    return p
+
+
+def exp(a):
+    return _f64.exp(a) if a.dtype == mx.float64 else mx.exp(a)
+
+
+def sin(a):
+    return _f64.sin(a) if a.dtype == mx.float64 else mx.sin(a)
+
+
+def floating(a):
+    """``a`` as a float array: integers and bools become float32, as in PyTorch (float16/bfloat16 stay)."""
+    return a if mx.issubdtype(a.dtype, mx.floating) else a.astype(mx.float32)
+
+
+def _sinpi_abs(x):
+    """|sin(pi x)|, exact at the integers (0) however large x is: reduced to [-1/2, 1/2] first."""
+    return mx.abs(sin((x - mx.round(x)) * math.pi))
+
+
+# ---------------------------------------------------------------------------------------------------- log-gamma
+def _lgamma_positive(x):
+    """log Gamma(x) for x > 0: the series around 1 and 2 below 2.5 (relative accuracy at the zeros 1 and 2),
+    Stirling's series at x + 8 (shifted down by the logarithm of a product) up to 10, Stirling beyond."""
+    t = mx.where(x < 0.5, x, mx.where(x < 1.5, x - 1, x - 2))
+    near = _poly(t, _LGAMMA_2) - mx.where(x < 1.5, mx.log1p(t), 0) - mx.where(x < 0.5, mx.log(x), 0)
+    shifted = x < 10
+    z = mx.where(shifted, x + 8, x)
+    prod = x
+    for k in range(1, 8):
+        prod = prod * (x + k)
+    w = 1 / z
+    far = (z - 0.5) * mx.log(z) - z + _LOG_2PI_HALF + w * _poly(w * w, _STIRLING)
+    far = far - mx.where(shifted, mx.log(mx.where(shifted, prod, 1)), 0)
+    return mx.where(x < 2.5, near, far)
+
+
+def lgamma(x):
+    """log|Gamma(x)|: +inf at the poles (0 and the negative integers) and at +-inf, as PyTorch."""
+    x = floating(x)
+    neg = x < 0.5
+    y = mx.where(neg, 1 - x, x)
+    lg = _lgamma_positive(mx.where(mx.isinf(y), 1.0, y))
+    # reflection for x < 1/2: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+    s = _sinpi_abs(x)
+    out = mx.where(neg, math.log(math.pi) - mx.log(s) - lg, lg)
+    pole = (x <= 0) & (x == mx.floor(x))
+    return mx.where(mx.isinf(x) | pole, math.inf, out)
+
+
+# ---------------------------------------------------------------------------------------------------- digamma
+def _digamma_positive(x):
+    """psi(x) for x > 0: shifted by 10 below 10 (psi(x) = psi(x + 10) - sum 1/(x + k)), asymptotic beyond."""
+    shifted = x < 10
+    z = mx.where(shifted, x + 10, x)
+    s = 0
+    for k in range(10):
+        s = s + 1 / (x + k)
+    w = 1 / (z * z)
+    out = mx.log(z) - 0.5 / z - w * _poly(w, _PSI_ASYMPTOTIC)
+    return out - mx.where(shifted, s, 0)
+
+
+def digamma(x):
+    """psi(x) = d/dx log Gamma(x). As PyTorch: -inf at +0 and +inf at -0, NaN at the negative integers and -inf."""
+    x = floating(x)
+    neg = x < 0
+    y = mx.where(neg, 1 - x, x)
+    psi = _digamma_positive(mx.where(mx.isinf(y) | (y == 0), 1.0, y))
+    # reflection: psi(x) = psi(1 - x) - pi / tan(pi x), tan taken on x reduced to [-1/2, 1/2]
+    r = x - mx.round(x)
+    out = mx.where(neg, psi - math.pi / mx.tan(r * math.pi), psi)
+    out = mx.where(x == math.inf, math.inf, out)
+    out = mx.where(neg & ((x == mx.floor(x)) | mx.isinf(x)), math.nan, out)
+    zero_sign = mx.where(1 / mx.where(x == 0, x, 1) < 0, math.inf, -math.inf)  # the sign of a zero
+    return mx.where(x == 0, zero_sign, out)
+
+
+# ---------------------------------------------------------------------------------------------------- zeta
+def _hurwitz_positive(s, q):
+    """zeta(s, q) = sum_k (q + k)^-s for s > 1, q > 0: nine terms, then the Euler-Maclaurin tail at w = q + 9
+    with 12 Bernoulli terms (the expansion of DLMF 25.11.5's remainder)."""
+    total = 0
+    for k in range(9):
+        total = total + mx.power(q + k, -s)
+    w = q + 9
+    b = mx.power(w, -s)
+    total = total + w * b / (s - 1) + 0.5 * b
+    t = s * b / w  # (s)_(2j-1) w^(-s-2j+1), one factor (s + k)/w at a time: never an inf times a 0
+    for j, c in enumerate(_EM, start=1):
+        total = total + c * t
+        t = t * ((s + (2 * j - 1)) / w) * ((s + 2 * j) / w)
+    return total
+
+
+def zeta(s, q):
+    """The Hurwitz zeta function zeta(s, q) with PyTorch's domain: NaN for s < 1, inf at s = 1 and where q is 0
+    or a negative integer; q < 0 otherwise only for an integer s (the sum is then still defined)."""
+    s, q = mx.broadcast_arrays(s, q)
+    # q < 0, not an integer, s an integer: q = f - m with f in (0, 1) and
+    # zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, m + 1 - f))
+    fl = mx.floor(q)
+    f = q - fl
+    negative = q < 0
+    ok = mx.isfinite(q) & (q > 0) | negative & (f > 0)
+    safe_s = mx.where((s > 1) & mx.isfinite(s), s, 2.0)
+    base = mx.where(ok, mx.where(negative, f, q), 1.0)
+    one_minus = mx.where(ok & negative, 1 - f, 1.0)
+    far = mx.where(ok & negative, 1 - f - fl, 1.0)
+    z = _hurwitz_positive(mx.stack([safe_s] * 3), mx.stack([base, one_minus, far]))
+    sign = 1 - 2 * mx.remainder(safe_s, 2)
+    out = mx.where(negative, z[0] + sign * (z[1] - z[2]), z[0])
+    out = mx.where(negative & (s != mx.floor(s)) | mx.isnan(q), math.nan, out)
+    # s = +inf: 1 for q = 1, inf below (q^-s), NaN above (PyTorch's sum stalls on 0 * inf there)
+    out = mx.where(s == math.inf, mx.where(q == 1, 1.0, mx.where(q < 1, math.inf, math.nan)), out)
+    out = mx.where(q == math.inf, math.nan, out)
+    out = mx.where((q <= 0) & (q == fl), math.inf, out)
+    out = mx.where(s < 1, math.nan, out)
+    return mx.where(s == 1, math.inf, mx.where(mx.isnan(s) & ~((q <= 0) & (q == fl)), math.nan, out))
+
+
+def polygamma(n: int, x):
+    """The n-th derivative of digamma: (-1)^(n+1) n! zeta(n + 1, x) for n >= 1."""
+    x = floating(x)
+    if n == 0:
+        return digamma(x)
+    out = zeta(mx.array(float(n + 1), dtype=x.dtype), x)
+    # n! in x's dtype, as PyTorch (inf in float32 from n = 35)
+    factorial = mx.array(float(math.factorial(n)) if n <= 170 else math.inf, dtype=x.dtype)
+    out = out * factorial * (1.0 if n % 2 else -1.0)
+    if n == 1:  # PyTorch's trigamma: 0 at +inf, NaN at -inf
+        out = mx.where(x == math.inf, 0.0, mx.where(x == -math.inf, math.nan, out))
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------- incomplete gamma
+_TERMS = 400  # series and continued fraction: exact to rounding for a up to ~1000 where x is near a
+
+
+def _igamma_parts(a, x):
+    """(P(a, x), Q(a, x)) for a > 0, x > 0 finite: the power series of P where x < a + 1, the continued fraction of
+    Q (modified Lentz) elsewhere (Numerical Recipes' gser/gcf), the other one as its complement."""
+    log_prefix = a * mx.log(x) - x - lgamma(a)  # log(x^a e^-x / Gamma(a))
+    use_series = x < a + 1
+    # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n))
+    xs = mx.where(use_series, x, 0.0)
+    term = mx.ones_like(a)
+    total = term
+    r = a
+    for _ in range(_TERMS):
+        r = r + 1
+        term = term * (xs / r)
+        total = total + term
+    p_series = exp(log_prefix) * total / a
+    # continued fraction: Q = x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / ...))
+    xc = mx.where(use_series, a + 2, x)
+    tiny = 1e-300 if a.dtype == mx.float64 else 1e-30  # Lentz's guard against a zero denominator
+    b = xc + 1 - a
+    c = mx.full(a.shape, 1 / tiny, a.dtype)
+    d = 1 / b
+    h = d
+    for i in range(1, _TERMS):
+        an = -i * (i - a)
+        b = b + 2
+        d = an * d + b
+        d = mx.where(mx.abs(d) < tiny, tiny, d)
+        c = b + an / c
+        c = mx.where(mx.abs(c) < tiny, tiny, c)
+        d = 1 / d
+        h = h * d * c
+    q_cf = exp(mx.where(use_series, 0.0, log_prefix)) * h
+    return mx.where(use_series, p_series, 1 - q_cf), mx.where(use_series, 1 - p_series, q_cf)
+
+
+def igamma(a, x, upper: bool):
+    """The regularized lower (``upper`` False) or upper incomplete gamma function, with PyTorch's values at the
+    edges: NaN for a < 0 or x < 0, P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0 and P(a, inf) = 1 (NaN for both)."""
+    a, x = mx.broadcast_arrays(a, x)
+    inside = (a > 0) & (x > 0) & mx.isfinite(a) & mx.isfinite(x)
+    p, q = _igamma_parts(mx.where(inside, a, 1.0), mx.where(inside, x, 1.0))
+    out = mx.where(mx.isnan(a) | mx.isnan(x), math.nan, q if upper else p)
+    one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
+    out = mx.where(mx.isinf(x), mx.where(mx.isinf(a), math.nan, one), out)
+    out = mx.where(mx.isinf(a), mx.where(mx.isinf(x), math.nan, zero), out)
+    out = mx.where(x == 0, zero, out)
+    out = mx.where(a == 0, mx.where(x > 0, one, math.nan), out)
+    return mx.where((x < 0) | (a < 0), math.nan, out)
