@@ -29,9 +29,10 @@ from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.stats import *  # noqa: F401,F403
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
+from .ops.special_fns import *  # noqa: F401,F403  (lgamma, digamma, polygamma, mvlgamma, igamma, i0, logit, ...)
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
-from . import fft, linalg, nn, utils  # noqa: E402
+from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
@@ -61,7 +62,7 @@ def _accept_out() -> None:
                  "cat", "concat", "concatenate", "stack", "hstack", "vstack", "zeros", "ones", "full", "arange",
                  "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "fmod", "atan2", "clamp_min",
                  "clamp_max", "isclose", "logical_and", "logical_or", "logical_not", "logical_xor", "tril", "triu",
-                 "addmv", "baddbmm", "cross", "kron", "diag"):
+                 "addmv", "baddbmm", "cross", "kron", "diag", "round", "xlogy"):
         if name in g:
             g[name] = accepts_out(g[name])
 

@@ -426,6 +426,8 @@ def accepts_out(fn):
     """``fn`` taking PyTorch's ``out=`` keyword (declared ops take it already; this wraps plain functions)."""
     if hasattr(fn, "node_class") or getattr(fn, "_takes_out", False):
         return fn
+    if getattr(fn, "_with_out", None) is not None:  # one wrapper per function: lucid.X is lucid.special.X
+        return fn._with_out
 
     @functools.wraps(fn)
     def with_out(*args, **kwargs):
@@ -439,6 +441,7 @@ def accepts_out(fn):
         at = len(params) - bool(params and params[-1].kind is inspect.Parameter.VAR_KEYWORD)
         params.insert(at, inspect.Parameter("out", inspect.Parameter.KEYWORD_ONLY, default=None))
         with_out.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(fn).return_annotation)
+    fn._with_out = with_out
     return with_out
 
 

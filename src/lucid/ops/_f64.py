@@ -4,7 +4,7 @@ Measured on MLX 0.32 (CPU): exp, sin, cos, sigmoid, erf, erfinv, logaddexp, soft
 off by 1e-7 to 1e-10 (erf by up to 7e-5 relative), which breaks finite-difference gradient checks; power, tan, tanh,
 log, log1p, expm1, sqrt, rsqrt, sinh, cosh, the inverse trigonometric and hyperbolic functions, arctan2 and
 remainder are exact to a few ulp. These forms are built from the exact ones and are used only for float64 inputs
-(``erfc``, which MLX lacks, serves every dtype). Each is checked against numpy/scipy over its range in
+(``erfc`` and ``erfcx``, which MLX lacks, serve every dtype). Each is checked against numpy/scipy over its range in
 tests/test_ops_elementwise.py.
 """
 from __future__ import annotations
@@ -107,6 +107,18 @@ def _poly(z, coeffs):
     return p
 
 
+def _erfc_tail_exponent(x):
+    """R(1/x^2)/S(1/x^2) for x >= 1.25: erfc(x) = exp(-x^2 - 0.5625 + R/S) / x up to x = 28."""
+    t = 1 / (x * x)
+    return mx.where(x < 1 / 0.35, _poly(t, _RA) / _poly(t, _SA), _poly(t, _RB) / _poly(t, _SB))
+
+
+def _exp_square(x, exp_):
+    """e^(x^2) without the rounding error of x^2: w^2 + (x - w)(x + w) with w = x rounded to 1/64 (w^2 is exact)."""
+    w = mx.round(x * 64) / 64
+    return exp_(w * w) * exp_((x - w) * (x + w))
+
+
 def _erf_parts(a):
     """(erf(a), erfc(a)), both accurate to about one ulp (in float64), the tails of erfc relatively so. Any float
     dtype: only float64 takes this module's exp."""
@@ -124,8 +136,7 @@ def _erf_parts(a):
     erfc_mid = mx.where(a < 0, 1 + _ERX + pq, (1 - _ERX) - pq)
     # |x| >= 1.25: erfc(|x|) = exp(-x^2 - 0.5625 + R(1/x^2)/S(1/x^2)) / |x|; x^2 is taken without rounding error
     # as w^2 + (w - x)(w + x) with w = x rounded to 1/64 (below 28, w^2 has at most 22 bits: exact in float32 too)
-    t = 1 / (x * x)
-    rs = mx.where(x < 1 / 0.35, _poly(t, _RA) / _poly(t, _SA), _poly(t, _RB) / _poly(t, _SB))
+    rs = _erfc_tail_exponent(x)
     w = mx.round(x * 64) / 64
     tail = exp_(-w * w - 0.5625) * exp_((w - x) * (w + x) + rs) / x
     tail = mx.where(x < 28, tail, 0.0)
@@ -146,6 +157,26 @@ def erf(a):
 def erfc(a):
     """MLX has no erfc, and 1 - erf(a) loses every digit in the upper tail: this form serves every dtype."""
     return _erf_parts(a)[1]
+
+
+def erfcx(a):
+    """The scaled complementary error function e^(x^2) erfc(x), every dtype: fdlibm's tail form without its
+    exponential from 1.25 to 28 (e^(x^2) cancels exactly), the asymptotic series beyond, e^(x^2) erfc(x) below, and
+    2 e^(x^2) - erfcx(-x) for x < 0 (inf below -26.6)."""
+    exp_ = exp if a.dtype == mx.float64 else mx.exp
+    x = mx.abs(a)
+    near = exp_(x * x) * _erf_parts(mx.where(x < 1.25, x, 0.0))[1]
+    mid = exp_(_erfc_tail_exponent(mx.where(x < 1.25, 1.25, x)) - 0.5625) / x
+    # x >= 28: (1 - 1/(2x^2) + 3/(2x^2)^2 - 15/(2x^2)^3 ...) / (x sqrt(pi))
+    z = 1 / (2 * x * x)
+    series, term = 1.0, 1.0
+    for k in range(1, 9):
+        term = term * (-(2 * k - 1)) * z
+        series = series + term
+    far = series / (x * math.sqrt(math.pi))
+    pos = mx.where(x < 1.25, near, mx.where(x < 28, mid, far))
+    neg = 2 * _exp_square(mx.where(a < 0, x, 0.0), exp_) - pos
+    return mx.where(a < 0, neg, pos)
 
 
 _SQRT_PI_2 = math.sqrt(math.pi) / 2

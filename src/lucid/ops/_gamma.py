@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import mlx.core as mx
 
+from .._dtype import promote
 from . import _f64
 
 
@@ -59,7 +60,11 @@ def _poly(z, coeffs):
 
 
 def exp(a):
-    return _f64.exp(a) if a.dtype == mx.float64 else mx.exp(a)
+    """e^a: exact in float64; in float32 MLX's kernel overflows from a = 88.03 on (e^88.72 is the largest float32),
+    so the last stretch is taken as e^(a - 1) e."""
+    if a.dtype == mx.float64:
+        return _f64.exp(a)
+    return mx.where(a > 88, mx.exp(a - 1) * math.e, mx.exp(a))
 
 
 def sin(a):
@@ -69,6 +74,27 @@ def sin(a):
 def floating(a):
     """``a`` as a float array: integers and bools become float32, as in PyTorch (float16/bfloat16 stay)."""
     return a if mx.issubdtype(a.dtype, mx.floating) else a.astype(mx.float32)
+
+
+def float_operands(a, b):
+    """Two operands (MLX arrays or Python numbers) as arrays of one float dtype, by PyTorch's promotion: a number
+    takes the other operand's dtype (a float number and an integer tensor give float32), a 0-d array does not widen
+    a dimensioned one of its kind, integers become float32."""
+    if not isinstance(a, mx.array):
+        a = mx.array(a, dtype=b.dtype if mx.issubdtype(b.dtype, mx.floating) or type(a) is int else mx.float32)
+    if not isinstance(b, mx.array):
+        b = mx.array(b, dtype=a.dtype if mx.issubdtype(a.dtype, mx.floating) or type(b) is int else mx.float32)
+    a, b = promote(a, b)
+    if a.dtype != b.dtype:
+        fa, fb = mx.issubdtype(a.dtype, mx.floating), mx.issubdtype(b.dtype, mx.floating)
+        if fa and fb:  # float16 with bfloat16 gives float32, as in PyTorch
+            wide = a.dtype if a.itemsize > b.itemsize else b.dtype if b.itemsize > a.itemsize else mx.float32
+            a, b = a.astype(wide), b.astype(wide)
+        elif fa:
+            b = b.astype(a.dtype)
+        elif fb:
+            a = a.astype(b.dtype)
+    return floating(a), floating(b)
 
 
 def _sinpi_abs(x):
@@ -154,7 +180,7 @@ def _hurwitz_positive(s, q):
 def zeta(s, q):
     """The Hurwitz zeta function zeta(s, q) with PyTorch's domain: NaN for s < 1, inf at s = 1 and where q is 0
     or a negative integer; q < 0 otherwise only for an integer s (the sum is then still defined)."""
-    s, q = mx.broadcast_arrays(s, q)
+    s, q = mx.broadcast_arrays(*float_operands(s, q))
     # q < 0, not an integer, s an integer: q = f - m with f in (0, 1) and
     # zeta(s, q) = zeta(s, f) + (-1)^s (zeta(s, 1 - f) - zeta(s, m + 1 - f))
     fl = mx.floor(q)
@@ -233,7 +259,7 @@ def _igamma_parts(a, x):
 def igamma(a, x, upper: bool):
     """The regularized lower (``upper`` False) or upper incomplete gamma function, with PyTorch's values at the
     edges: NaN for a < 0 or x < 0, P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0 and P(a, inf) = 1 (NaN for both)."""
-    a, x = mx.broadcast_arrays(a, x)
+    a, x = mx.broadcast_arrays(*float_operands(a, x))
     inside = (a > 0) & (x > 0) & mx.isfinite(a) & mx.isfinite(x)
     p, q = _igamma_parts(mx.where(inside, a, 1.0), mx.where(inside, x, 1.0))
     out = mx.where(mx.isnan(a) | mx.isnan(x), math.nan, q if upper else p)
