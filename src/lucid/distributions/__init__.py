@@ -15,14 +15,19 @@ from .exp_family import ExponentialFamily
 from .transforms import *  # noqa: F401,F403
 # the continuous univariate families
 from .cauchy import Cauchy
+from .chi2 import Chi2
 from .continuous_bernoulli import ContinuousBernoulli
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
+from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
 from .laplace import Laplace
 from .normal import Normal
+from .studentT import StudentT
 from .uniform import Uniform
+from .von_mises import VonMises
 
-__all__ = ["Cauchy", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily", "GeneralizedPareto",
-           "Laplace", "Normal", "Uniform",
+__all__ = ["Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
+           "FisherSnedecor", "Gamma", "GeneralizedPareto", "Laplace", "Normal", "StudentT", "Uniform", "VonMises",
            "biject_to", "transform_to"]
 __all__.extend(transforms.__all__)
