@@ -241,3 +241,44 @@ def test_against_pytorch():
                                theirs.log_abs_det_jacobian(torch.tensor(v), yt).numpy(), rtol=1e-10)
     assert repr(T.ComposeTransform([T.ExpTransform(), T.SigmoidTransform()])) == \
         repr(TT.ComposeTransform([TT.ExpTransform(), TT.SigmoidTransform()]))
+
+
+def test_constraints_check_as_pytorch():
+    torch = pytest.importorskip("torch")
+    C, TC = constraints, torch.distributions.constraints
+    m = RNG.normal(size=(3, 3))
+    spd = m @ m.T + 3 * np.eye(3)
+    values = [np.array([-1.0, 0.0, 0.5, 1.0, 2.0, np.nan]), np.array([[0.2, 0.8], [0.5, 0.6]]),
+              np.array([[0.0, 1.0], [1.0, 1.0]]), np.tril(m), np.linalg.cholesky(spd), spd, m, m + m.T,
+              np.array([[2.0, 1.0], [0.0, 3.0]])]
+    pairs = [(C.real, TC.real), (C.positive, TC.positive), (C.nonnegative, TC.nonnegative),
+             (C.unit_interval, TC.unit_interval), (C.boolean, TC.boolean), (C.simplex, TC.simplex),
+             (C.one_hot, TC.one_hot), (C.nonnegative_integer, TC.nonnegative_integer),
+             (C.positive_integer, TC.positive_integer), (C.integer_interval(0, 1), TC.integer_interval(0, 1)),
+             (C.interval(-0.5, 1.0), TC.interval(-0.5, 1.0)), (C.half_open_interval(0.0, 1.0), TC.half_open_interval(0.0, 1.0)),
+             (C.greater_than(0.5), TC.greater_than(0.5)), (C.greater_than_eq(0.5), TC.greater_than_eq(0.5)),
+             (C.less_than(0.5), TC.less_than(0.5)), (C.real_vector, TC.real_vector),
+             (C.lower_triangular, TC.lower_triangular), (C.lower_cholesky, TC.lower_cholesky),
+             (C.square, TC.square), (C.symmetric, TC.symmetric), (C.positive_definite, TC.positive_definite),
+             (C.positive_semidefinite, TC.positive_semidefinite), (C.multinomial(2), TC.multinomial(2)),
+             (C.independent(C.positive, 1), TC.independent(TC.positive, 1))]
+    for ours, theirs in pairs:
+        assert repr(ours) == repr(theirs)
+        assert ours.event_dim == theirs.event_dim and ours.is_discrete == theirs.is_discrete, repr(ours)
+        for v in values:
+            if v.ndim < ours.event_dim or (ours.event_dim == 2 and v.shape[-1] != v.shape[-2]):
+                continue
+            np.testing.assert_array_equal(ours.check(f64(v)).numpy(), theirs.check(torch.tensor(v)).numpy(),
+                                          err_msg=f"{ours!r} on {v}")
+
+
+def test_dependent_constraints():
+    assert constraints.is_dependent(constraints.dependent) and not constraints.is_dependent(constraints.real)
+    with pytest.raises(ValueError, match="Cannot determine validity of dependent constraint"):
+        constraints.dependent.check(f64([1.0]))
+    with pytest.raises(NotImplementedError, match=".event_dim cannot be determined statically"):
+        constraints.dependent.event_dim
+    assert constraints.dependent(is_discrete=True, event_dim=1).event_dim == 1
+    from lucid.distributions import Uniform
+    assert constraints.is_dependent(Uniform.support)
+    assert repr(Uniform(0.0, 2.0).support) == "Interval(lower_bound=0.0, upper_bound=2.0)"
