@@ -26,8 +26,11 @@ from .normal import Normal
 from .studentT import StudentT
 from .uniform import Uniform
 from .von_mises import VonMises
+# the discrete and multivariate families, and the combinators
+from .dirichlet import Dirichlet
+from .independent import Independent
 
-__all__ = ["Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
+__all__ = ["Dirichlet", "Independent", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto", "Laplace", "Normal", "StudentT", "Uniform", "VonMises",
            "biject_to", "transform_to"]
 __all__.extend(transforms.__all__)

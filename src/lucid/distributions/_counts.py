@@ -50,8 +50,20 @@ def _stirling_tail(k: mx.array) -> mx.array:
     return mx.where(k < 10, table, series)
 
 
-def _log_factorial(k: mx.array) -> mx.array:
-    return _HALF_LOG_2PI + (k + 0.5) * mx.log(k + 1) - (k + 1) + _stirling_tail(k)
+def _poisson_log_pmf(k, lam, log_lam) -> mx.array:
+    """k log lam - lam - log k!, with log k! in Stirling's form and the large terms cancelled by hand (float32
+    would lose them at rate 1e6)."""
+    d = k + 1 - lam
+    return d - (k + 0.5) * mx.log1p(d / lam) - 0.5 * log_lam - _HALF_LOG_2PI - _stirling_tail(k)
+
+
+def _binomial_log_ratio(k, m, n, log_odds) -> mx.array:
+    """log(f(k) / f(m)) of the Binomial(n, p) mass f, ``log_odds`` = log(p / (1 - p)): the log-factorials in
+    Stirling's form, with the terms that grow with n cancelled by hand."""
+    d = k - m
+    return (d * (log_odds - mx.log((m + 1) / (n - m + 1))) - (k + 0.5) * mx.log1p(d / (m + 1))
+            - (n - k + 0.5) * mx.log1p(-d / (n - m + 1))
+            + _stirling_tail(m) + _stirling_tail(n - m) - _stirling_tail(k) - _stirling_tail(n - k))
 
 
 def _invert(u, first, ratio) -> mx.array:
@@ -109,8 +121,7 @@ def poisson(rate: mx.array, generator=None) -> mx.array:
         squeeze = (us >= 0.07) & (v <= v_r)
         k_safe = mx.maximum(k, 0)
         log_ratio = mx.log(v) + mx.log(inv_alpha) - mx.log(a / (us * us) + b)
-        full = (k >= 0) & ~((us < 0.013) & (v > us)) & (log_ratio <= -lam_l + k_safe * loglam
-                                                          - _log_factorial(k_safe))
+        full = (k >= 0) & ~((us < 0.013) & (v > us)) & (log_ratio <= _poisson_log_pmf(k_safe, lam_l, loglam))
         return k_safe, squeeze | full
 
     by_rejection = _rounds(key_large, lam.shape, dtype, propose)
@@ -138,10 +149,9 @@ def binomial(count: mx.array, prob: mx.array, generator=None) -> mx.array:
     a = -0.0873 + 0.0248 * b + 0.01 * q_l
     c = n_l * q_l + 0.5
     v_r = 0.92 - 4.2 / b
-    r = q_l / (1 - q_l)
     alpha = (2.83 + 5.1 / b) * spq
+    log_odds = mx.log(q_l / (1 - q_l))
     m = mx.floor((n_l + 1) * q_l)
-    mode_terms = ((m + 0.5) * mx.log((m + 1) / (r * (n_l - m + 1))) + _stirling_tail(m) + _stirling_tail(n_l - m))
 
     def propose(u, v):
         us = 0.5 - mx.abs(u)
@@ -150,9 +160,7 @@ def binomial(count: mx.array, prob: mx.array, generator=None) -> mx.array:
         ks = mx.clip(k, 0, n_l)
         squeeze = (us >= 0.07) & (v <= v_r)
         log_v = mx.log(v * alpha / (a / (us * us) + b))
-        bound = (mode_terms + (n_l + 1) * mx.log((n_l - m + 1) / (n_l - ks + 1))
-                 + (ks + 0.5) * mx.log(r * (n_l - ks + 1) / (ks + 1)) - _stirling_tail(ks) - _stirling_tail(n_l - ks))
-        return ks, inside & (squeeze | (log_v <= bound))
+        return ks, inside & (squeeze | (log_v <= _binomial_log_ratio(ks, m, n_l, log_odds)))
 
     by_rejection = _rounds(key_large, n.shape, dtype, propose)
     draws = mx.where(small, by_inversion, by_rejection)
