@@ -27,10 +27,21 @@ from .studentT import StudentT
 from .uniform import Uniform
 from .von_mises import VonMises
 # the discrete and multivariate families, and the combinators
+from .bernoulli import Bernoulli
+from .binomial import Binomial
+from .categorical import Categorical
 from .dirichlet import Dirichlet
+from .geometric import Geometric
 from .independent import Independent
+from .multinomial import Multinomial
+from .negative_binomial import NegativeBinomial
+from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .poisson import Poisson
+from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 
-__all__ = ["Dirichlet", "Independent", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
+__all__ = ["Bernoulli", "Binomial", "Categorical", "Dirichlet", "ExpRelaxedCategorical", "Geometric", "Independent",
+           "Multinomial", "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
+           "RelaxedOneHotCategorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
            "FisherSnedecor", "Gamma", "GeneralizedPareto", "Laplace", "Normal", "StudentT", "Uniform", "VonMises",
            "biject_to", "transform_to"]
 __all__.extend(transforms.__all__)
