@@ -14,6 +14,7 @@ from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .transforms import *  # noqa: F401,F403
 # the continuous univariate families
+from .beta import Beta
 from .cauchy import Cauchy
 from .chi2 import Chi2
 from .continuous_bernoulli import ContinuousBernoulli
@@ -21,11 +22,22 @@ from .exponential import Exponential
 from .fishersnedecor import FisherSnedecor
 from .gamma import Gamma
 from .generalized_pareto import GeneralizedPareto
+from .gumbel import Gumbel
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
+from .inverse_gamma import InverseGamma
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
 from .normal import Normal
+from .pareto import Pareto
+from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
 from .studentT import StudentT
+from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
 from .von_mises import VonMises
+from .weibull import Weibull
 # the discrete and multivariate families, and the combinators
 from .bernoulli import Bernoulli
 from .binomial import Binomial
@@ -41,7 +53,9 @@ from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
 
 __all__ = ["Bernoulli", "Binomial", "Categorical", "Dirichlet", "ExpRelaxedCategorical", "Geometric", "Independent",
            "Multinomial", "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
-           "RelaxedOneHotCategorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential", "ExponentialFamily",
-           "FisherSnedecor", "Gamma", "GeneralizedPareto", "Laplace", "Normal", "StudentT", "Uniform", "VonMises",
-           "biject_to", "transform_to"]
+           "RelaxedOneHotCategorical", "Beta", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential",
+           "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal",
+           "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "Normal", "Pareto",
+           "RelaxedBernoulli", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
+           "transform_to"]
 __all__.extend(transforms.__all__)
