@@ -45,17 +45,23 @@ from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .geometric import Geometric
 from .independent import Independent
+from .lkj_cholesky import LKJCholesky
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
+from .multivariate_normal import MultivariateNormal
 from .negative_binomial import NegativeBinomial
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
 from .poisson import Poisson
 from .relaxed_categorical import ExpRelaxedCategorical, RelaxedOneHotCategorical
+from .wishart import Wishart
 
-__all__ = ["Bernoulli", "Binomial", "Categorical", "Dirichlet", "ExpRelaxedCategorical", "Geometric", "Independent",
-           "Multinomial", "NegativeBinomial", "OneHotCategorical", "OneHotCategoricalStraightThrough", "Poisson",
-           "RelaxedOneHotCategorical", "Beta", "Cauchy", "Chi2", "ContinuousBernoulli", "Distribution", "Exponential",
-           "ExponentialFamily", "FisherSnedecor", "Gamma", "GeneralizedPareto", "Gumbel", "HalfCauchy", "HalfNormal",
-           "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal", "LogisticNormal", "Normal", "Pareto",
-           "RelaxedBernoulli", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull", "biject_to",
-           "transform_to"]
+__all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "ContinuousBernoulli", "Dirichlet",
+           "Distribution", "ExpRelaxedCategorical", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+           "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent", "InverseGamma",
+           "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal", "LogisticNormal", "LowRankMultivariateNormal",
+           "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
+           "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
+           "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
+           "Wishart", "biject_to", "transform_to"]
 __all__.extend(transforms.__all__)
