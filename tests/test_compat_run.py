@@ -15,7 +15,8 @@ from lucid.compat.run import run_script
 SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
-         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": []}
+         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
+         "flow": []}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, which lucid's does
 # not reproduce: the comparison feeds both runs the same batches)
 SAME_DATA = {"mingpt": ["--same-batches", "1"]}
