@@ -45,6 +45,7 @@ from .categorical import Categorical
 from .dirichlet import Dirichlet
 from .geometric import Geometric
 from .independent import Independent
+from .kl import kl_divergence, register_kl
 from .lkj_cholesky import LKJCholesky
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
@@ -63,5 +64,6 @@ __all__ = ["Bernoulli", "Beta", "Binomial", "Categorical", "Cauchy", "Chi2", "Co
            "MixtureSameFamily", "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal",
            "OneHotCategorical", "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "RelaxedBernoulli",
            "RelaxedOneHotCategorical", "StudentT", "TransformedDistribution", "Uniform", "VonMises", "Weibull",
-           "Wishart", "biject_to", "transform_to"]
+           "Wishart", "biject_to", "kl_divergence", "register_kl",
+           "transform_to"]
 __all__.extend(transforms.__all__)
