@@ -332,3 +332,85 @@ def test_docs_page_examples_run_as_written():
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     runner.run(test)
     assert runner.failures == 0 and runner.tries >= 6
+
+
+def _t64(torch, a):
+    return torch.tensor(np.asarray(a, dtype=np.float64))
+
+
+def test_logistic_normal_and_relaxed_bernoulli_match_pytorch():
+    torch = pytest.importorskip("torch")
+    loc, scale = RNG.normal(size=(2, 3)), RNG.uniform(0.5, 2, size=(2, 3))
+    ours = D.LogisticNormal(lucid.tensor(loc, dtype=lucid.float64), lucid.tensor(scale, dtype=lucid.float64))
+    theirs = torch.distributions.LogisticNormal(_t64(torch, loc), _t64(torch, scale))
+    assert ours.batch_shape == (2,) and ours.event_shape == (4,)
+    value = RNG.dirichlet(np.ones(4), size=2)
+    np.testing.assert_allclose(ours.log_prob(lucid.tensor(value, dtype=lucid.float64)).numpy(),
+                               theirs.log_prob(_t64(torch, value)).numpy(), rtol=1e-10)
+    s = ours.rsample((5,))
+    assert s.shape == (5, 2, 4) and D.constraints.simplex.check(s).all().item()
+
+    temp, probs = 0.7, RNG.uniform(0.1, 0.9, size=3)
+    for cls in ("RelaxedBernoulli", "LogitRelaxedBernoulli"):
+        ours = getattr(D.relaxed_bernoulli, cls)(lucid.tensor(temp, dtype=lucid.float64),
+                                                 probs=lucid.tensor(probs, dtype=lucid.float64))
+        theirs = getattr(torch.distributions.relaxed_bernoulli, cls)(_t64(torch, temp), probs=_t64(torch, probs))
+        value = RNG.uniform(0.1, 0.9, size=3)
+        np.testing.assert_allclose(ours.log_prob(lucid.tensor(value, dtype=lucid.float64)).numpy(),
+                                   theirs.log_prob(_t64(torch, value)).numpy(), rtol=1e-10)
+        assert ours.rsample((4,)).shape == (4, 3)
+    logits = lucid.tensor([0.3, -1.0], dtype=lucid.float64, requires_grad=True)
+    assert gradcheck(lambda lg: D.RelaxedBernoulli(lucid.tensor(0.5, dtype=lucid.float64), logits=lg)
+                     .log_prob(lucid.tensor([0.2, 0.6], dtype=lucid.float64)), (logits,))
+
+
+def test_transformed_distribution_cdf_icdf_and_errors():
+    torch = pytest.importorskip("torch")
+    base = D.Normal(lucid.tensor([0.0, 1.0], dtype=lucid.float64), lucid.tensor([1.0, 0.5], dtype=lucid.float64))
+    tbase = torch.distributions.Normal(_t64(torch, [0.0, 1.0]), _t64(torch, [1.0, 0.5]))
+    # a decreasing chain: the cdf is flipped (PyTorch's _monotonize_cdf)
+    ours = D.TransformedDistribution(base, [D.ExpTransform(), D.AffineTransform(2.0, -3.0)])
+    theirs = torch.distributions.TransformedDistribution(
+        tbase, [torch.distributions.ExpTransform(), torch.distributions.AffineTransform(2.0, -3.0)])
+    v = np.array([-1.0, -4.0])
+    np.testing.assert_allclose(ours.cdf(lucid.tensor(v, dtype=lucid.float64)).numpy(),
+                               theirs.cdf(_t64(torch, v)).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.icdf(lucid.tensor([0.3, 0.8], dtype=lucid.float64)).numpy(),
+                               theirs.icdf(_t64(torch, [0.3, 0.8])).numpy(), rtol=1e-12)
+    np.testing.assert_allclose(ours.log_prob(lucid.tensor(v, dtype=lucid.float64)).numpy(),
+                               theirs.log_prob(_t64(torch, v)).numpy(), rtol=1e-12)
+    assert repr(ours.support) == repr(theirs.support) and ours.has_rsample
+    e = ours.expand((3, 2))
+    assert e.batch_shape == (3, 2) and e.sample((4,)).shape == (4, 3, 2)
+    with pytest.raises(ValueError, match="transforms must be a Transform or a list of Transforms"):
+        D.TransformedDistribution(base, [D.ExpTransform(), 3])
+    with pytest.raises(ValueError, match="transforms must be a Transform or list, but was 3"):
+        D.TransformedDistribution(base, 3)
+    with pytest.raises(ValueError, match="base_distribution needs to have shape with size at least 1"):
+        D.TransformedDistribution(D.Normal(0.0, 1.0), D.StickBreakingTransform())
+
+
+def test_flow_log_prob_is_differentiable_and_sample_has_the_event_shape():
+    """A vector transform over a batch of Normals makes an Independent base: event shape (3,) -> (4,)."""
+    loc = lucid.tensor([0.1, -0.2, 0.3], dtype=lucid.float64, requires_grad=True)
+    flow = lambda l: D.TransformedDistribution(D.Normal(l, 1.0), [D.StickBreakingTransform()])  # noqa: E731
+    d = flow(loc)
+    assert d.batch_shape == () and d.event_shape == (4,) and d.sample((6,)).shape == (6, 4)
+    value = lucid.tensor([0.1, 0.2, 0.3, 0.4], dtype=lucid.float64)
+    assert gradcheck(lambda l: flow(l).log_prob(value), (loc,))
+
+
+def test_sample_n_warns_and_custom_init_needs_expand():
+    d = D.Normal(0.0, 1.0)
+    with pytest.warns(FutureWarning, match=r"`sample_n\(n\)` will be deprecated. Use `sample\(\(n,\)\)` instead."):
+        assert d.sample_n(3).shape == (3,)
+
+    class MyNormal(D.Normal):
+        def __init__(self, scale):
+            super().__init__(0.0, scale)
+
+    with pytest.raises(NotImplementedError, match="Subclass MyNormal of Normal that defines a custom __init__ method "
+                                                  "must also define a custom .expand\\(\\) method."):
+        MyNormal(1.0).expand((2,))
+    with pytest.raises(NotImplementedError, match="does not implement mode"):
+        D.Distribution(validate_args=False).mode

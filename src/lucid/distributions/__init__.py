@@ -32,7 +32,7 @@ from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
 from .normal import Normal
 from .pareto import Pareto
-from .relaxed_bernoulli import LogitRelaxedBernoulli, RelaxedBernoulli
+from .relaxed_bernoulli import RelaxedBernoulli
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
