@@ -236,14 +236,14 @@ def test_gamma_rsample_gradient_is_the_implicit_one():
     """d x / d alpha of Gamma draws = -(dF/dalpha) / f(x), F the regularized incomplete gamma (mpmath)."""
     mpmath = pytest.importorskip("mpmath")
     lucid.manual_seed(0)
-    alpha = lucid.tensor([0.05, 0.4, 1.0, 3.5, 20.0, 150.0], dtype=lucid.float64, requires_grad=True)
+    alpha = lucid.tensor([0.05, 0.4, 1.0, 3.5, 20.0, 150.0, 5000.0], dtype=lucid.float64, requires_grad=True)
     x = D.Gamma(alpha, 1.0).rsample()
     (grad,) = lucid.autograd.grad(x.sum(), [alpha])
     for a, xv, g in zip(alpha.detach().numpy(), x.detach().numpy(), grad.numpy()):
         a, xv = mpmath.mpf(float(a)), mpmath.mpf(float(xv))
         d_cdf = mpmath.diff(lambda s: mpmath.gammainc(s, 0, xv, regularized=True), a)
         density = mpmath.exp((a - 1) * mpmath.log(xv) - xv - mpmath.loggamma(a))
-        assert g == pytest.approx(float(-d_cdf / density), rel=1e-8)
+        assert g == pytest.approx(float(-d_cdf / density), rel=1e-8 if a < 1500 else 1e-6)  # (Wilson-Hilferty)
 
 
 def test_entropy_gradcheck():

