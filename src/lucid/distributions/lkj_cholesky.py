@@ -29,12 +29,13 @@ class LKJCholesky(Distribution):
             raise ValueError(f"Expected dim to be an integer greater than or equal to 2. Found dim={dim}.")
         self.dim = dim
         (self.concentration,) = broadcast_all(concentration)
-        # row i of L is sqrt(y_i) times a uniform direction in its first i coordinates, y_i ~ Beta(i/2, eta +
-        # (dim - 2 - i) / 2) (the onion method); row 0 is (1, 0, ...), so its Beta is a placeholder
+        # the onion method: row i of L is sqrt(y_i) times a uniform direction in its first i coordinates, with
+        # y_i ~ Beta(i / 2, eta + (dim - 1 - i) / 2); row 0 is (1, 0, ...) and its Beta a placeholder. (PyTorch
+        # 2.13 draws y_i ~ Beta(i - 1/2, ...), which for dim > 2 gives the later rows too much correlation.)
         marginal = self.concentration + 0.5 * (dim - 2)
         offset = arange(dim - 1, dtype=self.concentration.dtype)
-        offset = cat([offset.new_zeros((1,)), offset])
-        self._beta = Beta(offset + 0.5, marginal.unsqueeze(-1) - 0.5 * offset)
+        offset = cat([offset.new_zeros((1,)), offset])  # i - 1 for row i >= 1
+        self._beta = Beta(0.5 * (offset + 1), marginal.unsqueeze(-1) - 0.5 * offset)
         super().__init__(self.concentration.shape, (dim, dim), validate_args)
 
     def expand(self, batch_shape, _instance=None):
