@@ -27,6 +27,7 @@ import mlx.core as mx
 from .._random import next_key
 from ..ops._core import defop
 from ..ops._gamma import digamma
+from .utils import finfo_tiny
 
 ROUNDS = 16
 
@@ -50,11 +51,10 @@ def _draw(alpha: mx.array, key: mx.array) -> mx.array:
     chosen = mx.take_along_axis(d * safe_v, first[None], axis=0)[0]
     x = mx.where(mx.any(accepted, axis=0), chosen, a)
     # the boost for alpha < 1, in logs: u^(1/alpha) underflows long before the product does
-    boost = mx.random.uniform(shape=alpha.shape, dtype=mx.float32, key=k_boost).astype(dtype)
-    boost = mx.maximum(boost, mx.array(1e-30 if dtype == mx.float32 else 1e-300, dtype=dtype))
-    log_x = mx.log(x) + mx.where(small, mx.log(boost) / alpha, 0)
-    tiny = mx.array(1.1754943508222875e-38 if dtype != mx.float64 else 2.2250738585072014e-308, dtype=dtype)
-    return mx.maximum(mx.exp(log_x), tiny)
+    u_boost = mx.random.uniform(shape=alpha.shape, dtype=mx.float32, key=k_boost).astype(dtype)
+    u_boost = mx.maximum(u_boost, finfo_tiny(dtype))
+    boosted = mx.maximum(mx.exp(mx.log(x) + mx.log(u_boost) / alpha), finfo_tiny(dtype))
+    return mx.where(small, boosted, x)
 
 
 def _forward(alpha, key):
