@@ -268,29 +268,7 @@ spherical_bessel_j0 = _nondiff("spherical_bessel_j0", _bessel.spherical_j0)
 airy_ai = _nondiff("airy_ai", _bessel.airy_ai)
 
 
-# ---------------------------------------------------------------------------------------------------- methods, help()
-methods(lgamma, digamma, i0, mvlgamma, igamma, igammac, logit)
-for _name, _fn in [("lgamma_", lgamma), ("digamma_", digamma), ("i0_", i0), ("mvlgamma_", mvlgamma),
-                   ("igamma_", igamma), ("igammac_", igammac), ("logit_", logit), ("exp2_", exp2),
-                   ("expm1_", expm1), ("log1p_", log1p)]:
-    setattr(Tensor, _name, inplace_method(_name, _fn))
-
-
-def _polygamma_method(self, n):
-    return polygamma(n, self)
-
-
-def _polygamma_inplace(self, n):
-    return self._inplace(lambda old: polygamma(n, old))
-
-
-_polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
-_polygamma_method.__doc__ = "``polygamma(n, self)``: the n-th derivative of digamma."
-_polygamma_inplace.__name__ = _polygamma_inplace.__qualname__ = "polygamma_"
-_polygamma_inplace.__doc__ = "In-place version of ``polygamma``: ``self`` is overwritten with the result."
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = _polygamma_inplace
-
+# ---------------------------------------------------------------------------------------------------- help(), methods
 document(UNARY, {
     lgamma: "``log |Gamma(input)|``, elementwise (+inf at the poles 0, -1, -2, ...).",
     digamma: "The digamma function ``d/dx log Gamma(x)`` (-inf at +0, NaN at the negative integers).",
@@ -323,3 +301,26 @@ document(BINARY, {
     zeta: "The Hurwitz zeta function ``sum_k (k + other) ** -input``; differentiable in ``other`` only.",
     xlog1py: "``input * log1p(other)``, 0 where ``input`` is 0 (NaN where other is NaN).",
 })
+
+# the methods after help(): the in-place forms take their signatures from the documented ops
+methods(lgamma, digamma, i0, mvlgamma, igamma, igammac, logit)
+for _name, _fn in [("lgamma_", lgamma), ("digamma_", digamma), ("i0_", i0), ("mvlgamma_", mvlgamma),
+                   ("igamma_", igamma), ("igammac_", igammac), ("logit_", logit), ("exp2_", exp2),
+                   ("expm1_", expm1), ("log1p_", log1p)]:
+    setattr(Tensor, _name, inplace_method(_name, _fn))
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n):
+    return self._inplace(lambda old: polygamma(n, old))
+
+
+_polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
+_polygamma_method.__doc__ = "``polygamma(n, self)``: the n-th derivative of digamma."
+_polygamma_inplace.__name__ = _polygamma_inplace.__qualname__ = "polygamma_"
+_polygamma_inplace.__doc__ = "In-place version of ``polygamma``: ``self`` is overwritten with the result."
+Tensor.polygamma = _polygamma_method
+Tensor.polygamma_ = _polygamma_inplace
