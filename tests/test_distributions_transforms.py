@@ -328,3 +328,24 @@ def test_torch_distributions_under_the_compat_layer():
     assert importlib.import_module("lucid.compat.torch.distributions.constraints").positive is constraints.positive
     assert importlib.import_module("lucid.compat.torch.distributions.normal").Normal is Normal
     assert torch.distributions.transforms.ExpTransform().inv.inv.__class__ is T.ExpTransform
+
+
+def test_torch_distributions_in_a_program_under_lucid_run(tmp_path):
+    from lucid.compat.run import run_script
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.distributions as D\n"
+        "from torch.distributions import Categorical\n"
+        "from torch.distributions.transforms import SigmoidTransform\n"
+        "from torch.distributions.kl import kl_divergence\n"
+        "import torch.distributions.constraints as C\n"
+        "c = Categorical(logits=torch.zeros(3))\n"
+        "assert c.sample((4,)).shape == (4,)\n"
+        "u = D.TransformedDistribution(D.Uniform(0.0, 1.0), [SigmoidTransform().inv])\n"
+        "assert C.real.check(u.sample()).item()\n"
+        "kl = kl_divergence(D.Normal(0.0, 1.0), D.Normal(1.0, 1.0))\n"
+        "assert abs(kl.item() - 0.5) < 1e-6\n"
+        "assert torch.distributions.kl.kl_divergence is kl_divergence\n"
+        "print('ok')\n")
+    run_script(script, [])
