@@ -47,7 +47,8 @@ def _stirling_tail(k: mx.array) -> mx.array:
     k1 = k + 1
     k1sq = k1 * k1
     series = (1 / 12 - (1 / 360 - 1 / 1260 / k1sq) / k1sq) / k1
-    table = mx.array(_STIRLING_TAIL, dtype=k.dtype)[mx.clip(k, 0, 9).astype(mx.int32)]
+    index = mx.where((k >= 0) & (k < 10), k, 0).astype(mx.int32)  # NaN or inf (bad parameters) reads entry 0
+    table = mx.array(_STIRLING_TAIL, dtype=k.dtype)[index]
     return mx.where(k < 10, table, series)
 
 
