@@ -296,7 +296,8 @@ def spherical_j0(x):
     x = floating(x)
     near = mx.abs(x) < 0.5
     z = mx.where(near, x * x, 0.0)
-    series = 1 + z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800 + z / 6227020800)))))
+    series = 1 + z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800
+                                                                                 + z / 6227020800)))))
     xf = mx.where(near | mx.isinf(x), 1.0, x)
     out = mx.where(near, series, sin(xf) / xf)
     return mx.where(mx.isinf(x), 0.0, out)
