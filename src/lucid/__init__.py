@@ -34,6 +34,7 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu
                               threshold_)
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import optim  # noqa: E402
+from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
 from . import func  # noqa: E402
 from . import datasets  # noqa: E402
