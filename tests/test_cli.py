@@ -203,3 +203,204 @@ def test_info_names_the_blas(capsys):
     assert main(["info"]) == 0
     out = capsys.readouterr().out
     assert "mlx" in out and "BLAS" in out
+
+
+# ---------------------------------------------------------------------------------- checkpoints are one set
+def _config(run):
+    return json.loads((run / "config.json").read_text())
+
+
+def _optimizer_state(run):
+    state = lucid.load(run / "optimizer.safetensors")["optimizers"]["optimizer"]["state"]
+    return {(i, k): v.numpy() for i in state for k, v in state[i].items() if k != "step"}
+
+
+def _same_checkpoint(a, b):
+    wa, wb, sa, sb = _weights(a), _weights(b), _optimizer_state(a), _optimizer_state(b)
+    return wa.keys() == wb.keys() and all(np.array_equal(wa[k], wb[k]) for k in wa) \
+        and sa.keys() == sb.keys() and all(np.array_equal(sa[k], sb[k]) for k in sa)
+
+
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Runs without matplotlib (drawing the figures takes most of a tiny run's time; the checkpoint is the same)."""
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+@pytest.fixture(scope="module")
+def mlp_runs(tmp_path_factory):
+    """Two mlp runs with the same options: to step 2 and to step 4 (checkpoints at every 2nd step)."""
+    root = tmp_path_factory.mktemp("runs")
+    with pytest.MonkeyPatch.context() as m:
+        m.setitem(sys.modules, "matplotlib", None)
+        for steps in (2, 4):
+            assert _train("mlp", "--steps", str(steps), "--eval-every", "2", "--out", str(root / f"step{steps}")) == 0
+    return root
+
+
+def _copy(run, to):
+    import shutil
+    shutil.copytree(run, to)
+    return to
+
+
+def test_a_second_ctrl_c_while_writing_a_checkpoint_keeps_the_previous_set(tmp_path, monkeypatch, capsys,
+                                                                            mlp_runs, no_figures):
+    """KeyboardInterrupt after the new model.safetensors was written, before the optimizer state: the run keeps
+    the whole step-2 checkpoint (the step-4 weights never replace it), and resuming gives the 4-step run."""
+    out = tmp_path / "mlp"
+    save, calls = lucid.save, []
+
+    def interrupted_save(obj, f):
+        calls.append(str(f))
+        if len(calls) == 4:  # the second checkpoint's optimizer file (its model file is call 3)
+            raise KeyboardInterrupt
+        save(obj, f)
+    monkeypatch.setattr(lucid, "save", interrupted_save)
+    assert _train("mlp", "--steps", "4", "--eval-every", "2", "--out", str(out)) == 130
+    assert "keeps its last complete checkpoint" in capsys.readouterr().err
+    monkeypatch.setattr(lucid, "save", save)
+    assert calls[2].endswith("model.safetensors") and calls[3].endswith("optimizer.safetensors")
+    assert _config(out)["step"] == 2 and _same_checkpoint(out, mlp_runs / "step2")
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".")) == []  # the partial set is gone
+    assert _train("mlp", "--resume", str(out), "--steps", "4") == 0
+    assert _same_checkpoint(out, mlp_runs / "step4")
+
+
+def test_a_checkpoint_stopped_after_its_commit_is_completed_when_read(tmp_path, mlp_runs, no_figures):
+    """A stop after the commit (the rename of the staging folder) while its files were moved into place: the new
+    model.safetensors is in the run, the rest still in .checkpoint.ready. Reading the run finishes the moves, so
+    resuming continues from step 4 (a mixed set is never seen)."""
+    from lucid.cli.runs import READY
+    out = _copy(mlp_runs / "step2", tmp_path / "mlp")
+    ready = _copy(mlp_runs / "step4", out / READY)
+    for name in ("loss.png", "predictions.png"):  # not part of a checkpoint
+        (ready / name).unlink(missing_ok=True)
+    (ready / "model.safetensors").replace(out / "model.safetensors")
+    assert _train("mlp", "--resume", str(out), "--steps", "4") == 0  # already at its end: nothing to train
+    assert not ready.exists() and _config(out)["step"] == 4 and _same_checkpoint(out, mlp_runs / "step4")
+
+
+def test_resume_refuses_files_of_different_checkpoints(tmp_path, capsys, mlp_runs):
+    newer = mlp_runs / "step4"
+    weights = _copy(mlp_runs / "step2", tmp_path / "weights")
+    (weights / "model.safetensors").write_bytes((newer / "model.safetensors").read_bytes())
+    optimizer = _copy(mlp_runs / "step2", tmp_path / "optimizer")
+    (optimizer / "optimizer.safetensors").write_bytes((newer / "optimizer.safetensors").read_bytes())
+    capsys.readouterr()
+    assert _train("mlp", "--resume", str(weights), "--steps", "6") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lucid train: error: ") and "model.safetensors is not the file of the checkpoint of " \
+        "step 2" in err and "different checkpoints" in err
+    assert _train("mlp", "--resume", str(optimizer), "--steps", "6") == 2
+    assert "optimizer.safetensors is at step 4 but config.json at step 2" in capsys.readouterr().err
+    assert _config(weights)["step"] == _config(optimizer)["step"] == 2  # nothing written
+
+
+def test_train_refuses_an_out_that_holds_another_models_run(tmp_path, capsys, mlp_runs, no_figures):
+    out = _copy(mlp_runs / "step2", tmp_path / "mlp")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    capsys.readouterr()
+    assert _train("lenet5", "--steps", "2", "--out", str(out)) == 2
+    err = capsys.readouterr().err
+    assert f"lucid train: error: --out {out} holds a run of 'mlp'" in err
+    assert "choose another --out" in err and "remove the folder" in err and f"lucid train mlp --resume {out}" in err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert _train("mlp", "--steps", "2", "--out", str(out)) == 0  # the same model starts its run again
+
+
+# ---------------------------------------------------------------------------------- mistakes: one error line
+@pytest.mark.parametrize("argv, message", [
+    (["train", "mlp", "--steps", "1e30"], "argument --steps: expected an integer >= 1, got '1e30'"),
+    (["train", "mlp", "--epochs", "0"], "argument --epochs: expected an integer >= 1, got '0'"),
+    (["train", "mlp", "--batch-size", "1.5"], "argument --batch-size: expected an integer >= 1, got '1.5'"),
+    (["train", "mlp", "--eval-every", "-2"], "argument --eval-every: expected an integer >= 1, got '-2'"),
+    (["train", "mlp", "--lr", "inf"], "argument --lr: expected a finite number > 0, got 'inf'"),
+    (["train", "mlp", "--lr", "nan"], "argument --lr: expected a finite number > 0, got 'nan'"),
+    (["train", "mlp", "--seed", str(2 ** 64)], "argument --seed: expected an integer in [-2**63, 2**64)"),
+    (["train", "mlp", "--seed", "1.0"], "argument --seed: expected an integer in [-2**63, 2**64)"),
+    (["train", "mlp", "--batch-size", "5000"], "--batch-size 5000 is larger than mlp's training set"),
+    (["train", "vae", "--batch-size", "5000"], "--batch-size 5000 is larger than vae's training set"),
+    (["sample", "gpt", "--from", ".", "--temperature", "inf"], "argument --temperature: expected a finite number"),
+    (["sample", "gpt", "--from", ".", "--length", "0"], "argument --length: expected an integer >= 1"),
+    (["run", "no_such_script.py"], "no such script: 'no_such_script.py'"),
+])
+def test_a_mistake_on_the_command_line_is_one_error_line(argv, message, tmp_path, capsys):
+    assert main([*argv, *(["--out", str(tmp_path / "run")] if argv[0] == "train" else [])]) == 2
+    err = capsys.readouterr().err
+    assert f"lucid {argv[0]}: error: " in err and message in err and "Traceback" not in err
+    assert not (tmp_path / "run" / "config.json").exists()
+
+
+def test_a_negative_seed_is_accepted_as_pytorch_does(tmp_path, no_figures):
+    """torch.manual_seed(-1) seeds with 2**64 - 1: so does --seed -1 (data split, initialisation, batches)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert _train("mlp", "--steps", "2", "--seed", "-1", "--out", str(a)) == 0
+    assert _train("mlp", "--steps", "2", "--seed", str(2 ** 64 - 1), "--out", str(b)) == 0
+    assert _config(a)["args"]["seed"] == 2 ** 64 - 1 and _same_checkpoint(a, b)
+
+
+def _damage(run, name, content):
+    path = run / name
+    if content is None:
+        path.unlink()
+    elif callable(content):
+        path.write_bytes(content(path.read_bytes()))
+    else:
+        path.write_bytes(content if isinstance(content, bytes) else json.dumps(content).encode())
+
+
+def _optimizer_without_keys(raw):
+    import io
+    buffer = io.BytesIO()
+    lucid.save({"step": 2}, buffer)
+    return buffer.getvalue()
+
+
+DAMAGED = [
+    ("config.json", b"{not json", "config.json is not a readable JSON file"),
+    ("config.json", [1, 2], "config.json is damaged: expected a JSON object, found list"),
+    ("config.json", {"model": "mlp", "args": [], "step": 2}, 'config.json is damaged: "args" is not a JSON object'),
+    ("config.json", {"model": "mlp", "args": {"lr": "fast"}, "step": 2},
+     "config.json is damaged: \"args\" has lr='fast', expected a finite number > 0"),
+    ("config.json", {"model": "mlp", "model_config": {"hidden": "wide"}, "step": 2},
+     "config.json is damaged: \"model_config\" has hidden='wide'"),
+    ("config.json", {"model": "alexnet", "step": 2}, "config.json is damaged: \"model\" is 'alexnet'"),
+    ("model.safetensors", None, "model.safetensors is missing"),
+    ("model.safetensors", lambda raw: raw[:100], "model.safetensors: header length"),
+    ("optimizer.safetensors", None, "optimizer.safetensors is missing"),
+    ("optimizer.safetensors", lambda raw: raw[:-8], "truncated"),
+    ("optimizer.safetensors", _optimizer_without_keys, "optimizer.safetensors lacks rng_state, optimizers, schedulers"),
+]
+
+
+@pytest.mark.parametrize("command, name, content, message", [
+    (command, *case) for case in DAMAGED for command in ("resume", "eval")
+    if command == "resume" or not case[0].startswith("optimizer")])  # lucid eval reads the weights only
+def test_a_damaged_run_directory_is_named_without_a_traceback(command, name, content, message, tmp_path, capsys,
+                                                              mlp_runs):
+    run = _copy(mlp_runs / "step2", tmp_path / "mlp")
+    _damage(run, name, content)
+    argv = ["train", "mlp", "--resume", str(run), "--steps", "4", "--quiet"] if command == "resume" \
+        else ["eval", "mlp", "--from", str(run)]
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"lucid {argv[0]}: error: ") and message in err, err
+
+
+def test_resume_continues_with_the_options_the_run_was_started_with(tmp_path, monkeypatch, no_figures):
+    """--compile, --lr, --batch-size and --eval-every of the first command hold on --resume (given again, an
+    option wins: --no-compile)."""
+    out = tmp_path / "mlp"
+    compiled = []
+    compile_ = lucid.compile
+    monkeypatch.setattr(lucid, "compile", lambda *a, **k: compiled.append(1) or compile_(*a, **k))
+    assert _train("mlp", "--steps", "2", "--compile", "--lr", "0.01", "--batch-size", "16", "--eval-every", "2",
+                  "--out", str(out)) == 0
+    assert _train("mlp", "--resume", str(out), "--steps", "4") == 0
+    assert len(compiled) == 2
+    assert {k: _config(out)["args"][k] for k in ("compile", "lr", "batch_size", "eval_every")} == \
+        {"compile": True, "lr": 0.01, "batch_size": 16, "eval_every": 2}
+    assert _train("mlp", "--resume", str(out), "--steps", "6", "--no-compile") == 0
+    assert len(compiled) == 2 and _config(out)["args"]["compile"] is False

@@ -72,6 +72,19 @@ def test_a_rank_that_raises_ends_the_job_with_its_error():
     assert seconds < 60
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("leaving", ["exit", "destroy"])
+def test_collectives_run_at_the_call_as_pytorchs_do(tmp_path, leaving):
+    """collective_timing.py: rank 1 all-reduces, all-gathers and broadcasts without reading the results, starts an
+    async all_reduce it never waits for, and leaves (sys.exit, or destroy_process_group then os._exit) while rank 0
+    goes on: rank 0 gets every result."""
+    done, _ = launch("collective_timing.py", tmp_path, leaving)
+    report = tmp_path / "rank0.json"
+    assert report.exists(), f"rank 0 did not finish:\n{done.stdout}\n{done.stderr}"
+    assert json.loads(report.read_text()) == {"metric": [3.0], "gathered": [[0.0, 0.0], [1.0, 1.0]],
+                                              "broadcast": [2.0], "async": [20.0]}
+
+
 # --------------------------------------------------------------------------------------------- in this process
 def test_calls_before_init_raise_pytorchs_error():
     assert not dist.is_initialized() and dist.is_available()
@@ -96,6 +109,17 @@ def test_init_without_a_launcher_is_a_world_of_one(world_of_one):
         dist.all_gather([lucid.zeros(2)] * 2, t)
     with pytest.raises(ValueError, match="Invalid src rank 1"):
         dist.broadcast(t, src=1)
+
+
+def test_async_work_is_pytorchs_work(world_of_one):
+    t = lucid.tensor([1.0, 2.0])
+    work = dist.all_reduce(t, async_op=True)
+    assert not work.is_completed() and work.exception() is None
+    assert work.wait() and work.is_completed() and work.is_success() and work.result() == [t]
+    work.synchronize()
+    with pytest.raises(RuntimeError, match="sourceRank"):
+        work.source_rank()
+    assert dist.all_reduce(t) is None and dist.barrier() is None and dist.barrier(async_op=True).wait()
 
 
 def test_a_named_backend_without_a_launcher_says_how_to_launch():

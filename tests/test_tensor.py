@@ -63,6 +63,22 @@ def test_random_factories_and_manual_seed():
     assert sorted(lucid.randperm(5).tolist()) == [0, 1, 2, 3, 4]
 
 
+def test_manual_seed_takes_pytorchs_range_of_seeds():
+    """torch.manual_seed accepts [-2**63, 2**64): a negative seed is its 64-bit two's complement (-1 is 2**64 - 1,
+    torch.initial_seed() says so); outside, ValueError."""
+    draws = []
+    for seed in (-1, 2 ** 64 - 1, -2 ** 63, 2 ** 63):
+        lucid.manual_seed(seed)
+        draws.append(lucid.rand(3).tolist())
+    assert draws[0] == draws[1] and draws[2] == draws[3] and draws[0] != draws[2]
+    torch = pytest.importorskip("torch")
+    for seed in (2 ** 64, -2 ** 63 - 1):
+        with pytest.raises(ValueError) as theirs:
+            torch.manual_seed(seed)
+        with pytest.raises(ValueError, match=str(theirs.value)):
+            lucid.manual_seed(seed)
+
+
 def test_conversion_and_inspection():
     x = lucid.tensor([[1.0, 2.0], [3.0, 4.0]])
     assert isinstance(x.numpy(), np.ndarray) and x.numpy().tolist() == [[1.0, 2.0], [3.0, 4.0]]

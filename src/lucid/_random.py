@@ -20,8 +20,12 @@ _key = [mx.random.key(int.from_bytes(os.urandom(4), "little"))]
 
 
 def manual_seed(seed: int) -> None:
-    """Seed lucid's random number generator (all of lucid's random ops draw from it)."""
-    key = mx.random.key(int(seed))
+    """Seed lucid's random number generator (all of lucid's random ops draw from it). As PyTorch, any integer in
+    [-2**63, 2**64) is a seed: a negative one counts as its 64-bit two's complement (-1 seeds as 2**64 - 1)."""
+    seed = int(seed)
+    if not -(1 << 63) <= seed < 1 << 64:
+        raise ValueError("Overflow when unpacking long long")  # PyTorch's error for a seed outside 64 bits
+    key = mx.random.key(seed % (1 << 64))
     with lock:
         _key[0] = key
 

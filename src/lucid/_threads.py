@@ -47,6 +47,13 @@ def evaluate(arrays, wait: bool = True) -> None:
         (mx.eval if wait else mx.async_eval)(arrays)
 
 
+def synchronize() -> None:
+    """Wait until everything scheduled on the shared streams (``evaluate(..., wait=False)``) has run."""
+    with _EVAL_LOCK:
+        for s in _SHARED_STREAMS:
+            mx.synchronize(s)
+
+
 # Reading values evaluates: under the lock too.
 def item(a: mx.array):
     with _EVAL_LOCK:

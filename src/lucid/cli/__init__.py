@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -37,11 +38,16 @@ def _parser() -> argparse.ArgumentParser:
     length.add_argument("--epochs", type=_positive_int, help="total epochs (passes over the training data)")
     train.add_argument("--batch-size", type=_positive_int, help="examples per step (default: the model's)")
     train.add_argument("--lr", type=_positive_float, help="learning rate (default: the model's)")
-    train.add_argument("--seed", type=int, help="seed for data, initialisation and batches (default 0)")
+    train.add_argument("--seed", type=_seed, help=(
+        "seed for data, initialisation and batches (default 0); as torch.manual_seed, any integer in "
+        "[-2**63, 2**64), a negative one counting as its 64-bit two's complement"))
     train.add_argument("--out", help="output directory (default runs/MODEL, or the --resume directory)")
     train.add_argument("--eval-every", type=_positive_int, help="steps between evaluations and checkpoints")
-    train.add_argument("--compile", action="store_true", help="compile the training step with lucid.compile")
-    train.add_argument("--resume", metavar="DIR", help="continue from the checkpoint in DIR")
+    train.add_argument("--compile", action=argparse.BooleanOptionalAction, default=None,
+                       help="compile the training step with lucid.compile")
+    train.add_argument("--resume", metavar="DIR", help=(
+        "continue from the checkpoint in DIR, with the options the run was started with (--compile, --amp, "
+        "--lr, --batch-size, ...) unless given again"))
     train.add_argument("--device", choices=["cpu", "gpu"], default=None, help="where to run (default: MLX's)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument("--amp", choices=["bf16", "fp16"], default=None, help=(
@@ -60,7 +66,7 @@ def _parser() -> argparse.ArgumentParser:
     sample.add_argument("--temperature", type=_positive_float, default=0.8, help="gpt/lstm_lm: sampling temperature")
     sample.add_argument("--top-k", type=_positive_int, default=None, help="gpt: sample from the k likeliest")
     sample.add_argument("--num", type=_positive_int, default=64, help="vae/dcgan: images to draw")
-    sample.add_argument("--seed", type=int, default=0, help="sampling seed")
+    sample.add_argument("--seed", type=_seed, default=0, help="sampling seed (as --seed of lucid train)")
 
     evaluate = sub.add_parser("eval", help="evaluate a trained model on its test data")
     evaluate.add_argument("model", choices=names, metavar="MODEL", help="one of: " + ", ".join(names))
@@ -75,18 +81,37 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The options' types: a value they refuse becomes argparse's "argument --x: ..." line (exit status 2).
 def _positive_int(text: str) -> int:
-    value = int(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
     return value
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"expected a finite number > 0, got {text!r}")
     return value
+
+
+def _seed(text: str) -> int:
+    """torch.manual_seed's seeds: an integer in [-2**63, 2**64), a negative one taken as its two's complement
+    (-1 is 2**64 - 1, as torch.initial_seed() reports it), so the data's numpy generators get it too."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or not -(1 << 63) <= value < 1 << 64:
+        raise argparse.ArgumentTypeError(f"expected an integer in [-2**63, 2**64), got {text!r}")
+    return value % (1 << 64)
 
 
 # ------------------------------------------------------------------------------------------------------ commands
@@ -98,58 +123,77 @@ def cmd_models(args) -> int:
     return 0
 
 
-def _set_device(device: str | None) -> None:
+def _set_device(device: str | None, origin: str = "") -> None:
     import lucid
     if device is not None:
         try:
             lucid.set_default_device(device)
         except RuntimeError as e:
-            raise _usage_error(f"--device {device}: {e}")
+            raise _usage_error(f"--device {device}{origin}: {e}")
 
 
 def _usage_error(message: str):
-    from .trainer import UsageError
+    from .recipes.base import UsageError
     return UsageError(message)
+
+
+def _refuse_another_models_run(out: Path, args) -> None:
+    """``--out`` must not hold another model's run (training would replace it)."""
+    from .runs import READY, read_config
+    if args.resume and Path(args.resume).resolve() == out.resolve():
+        return  # resuming in place: the checkpoint's own checks report a mismatch
+    if not (out / "config.json").is_file() and not (out / READY).is_dir():
+        return
+    existing = read_config(out)["model"]
+    if existing != args.model:
+        raise _usage_error(f"--out {out} holds a run of {existing!r}, which lucid train {args.model} would replace: "
+                           f"choose another --out, remove the folder {out}, or continue that run with "
+                           f"`lucid train {existing} --resume {out}`")
 
 
 def cmd_train(args) -> int:
     from .recipes import RECIPES
-    from .trainer import Trainer, ensure_writable, read_config
+    from .runs import ensure_writable, read_config
+    from .trainer import Trainer
     cls = RECIPES[args.model]
     saved = read_config(Path(args.resume)) if args.resume else None
-    same_model = saved is not None and saved.get("model") == args.model
-    saved_args = saved.get("args", {}) if same_model else {}
+    same_model = saved is not None and saved["model"] == args.model
+    saved_args = saved["args"] if same_model else {}
 
     def pick(name, default):
+        """The option as given, else as the resumed run was started, else ``default``."""
         value = getattr(args, name)
         return value if value is not None else saved_args.get(name, default)
     out = Path(args.out or args.resume or f"runs/{args.model}")
+    _refuse_another_models_run(out, args)
     ensure_writable(out)
-    _set_device(args.device)
+    args.out = str(out)  # named by main() if a second Ctrl-C stops the run
+    device = pick("device", None)
+    _set_device(device, "" if args.device else f" (the setting of {args.resume}; give --device to change it)")
     if args.distributed:
         import lucid.distributed
         lucid.distributed.init_process_group()
-    amp = pick("amp", None)
+    amp, compile = pick("amp", None), pick("compile", False)
     if amp and not cls.supports_amp:
         raise _usage_error(f"--amp: {args.model}'s training step does not support mixed precision")
-    if amp == "fp16" and args.compile:
+    if amp == "fp16" and compile:
         raise _usage_error("--amp fp16 cannot be combined with --compile: the GradScaler reads the found-inf flag at "
-                     "every step (use --amp bf16, which needs no scaler)")
+                           "every step (use --amp bf16, which needs no scaler)")
     recipe = cls(saved["model_config"] if same_model else None, seed=pick("seed", 0),
                  batch_size=pick("batch_size", cls.batch_size))
     recipe.amp = amp
     if amp == "fp16":
         import lucid.amp
         recipe.scaler = lucid.amp.GradScaler()
-    lr = pick("lr", cls.lr)
-    trainer = Trainer(recipe, out, lr, compile=args.compile, eval_every=pick("eval_every", None),
-                      progress=not args.quiet, distributed=args.distributed,
-                      args={"compile": args.compile, "eval_every": args.eval_every, "lr_given": args.lr is not None,
-                            "device": args.device, "amp": amp})
+    lr, eval_every = pick("lr", cls.lr), pick("eval_every", None)
+    trainer = Trainer(recipe, out, lr, compile=compile, eval_every=eval_every, progress=not args.quiet,
+                      distributed=args.distributed,
+                      args={"compile": compile, "eval_every": eval_every, "lr_given": args.lr is not None,
+                            "device": device, "amp": amp})
     if args.steps:
         trainer.total = args.steps
     elif args.epochs:
-        trainer.total = args.epochs * recipe.steps_per_epoch
+        trainer.total = args.epochs * max(1, recipe.steps_per_epoch)  # a batch larger than an epoch: 1 step each
     else:
         trainer.total = saved_args.get("steps", cls.steps)
     if saved is not None:
@@ -161,7 +205,7 @@ def cmd_train(args) -> int:
     if trainer.rank != 0:
         return trainer.run()
     print(f"lucid train {args.model}: {recipe.data}; steps {start}->{trainer.total} (batch {recipe.batch_size}, "
-          f"lr {lr:g}, seed {recipe.seed}{', compiled' if args.compile else ''}"
+          f"lr {lr:g}, seed {recipe.seed}{', compiled' if compile else ''}{f', amp {amp}' if amp else ''}"
           f"{f', {trainer.world} processes' if trainer.world > 1 else ''}); writing to {out}", file=sys.stderr)
     status = trainer.run()
     result = ", ".join(f"{k} {v:.4g}" for k, v in trainer.result.items())
@@ -173,15 +217,15 @@ def cmd_train(args) -> int:
 def _load_run(model: str, run: Path):
     """A recipe with its data and trained modules from a lucid train directory."""
     from .recipes import RECIPES
-    from .trainer import load_weights, read_config
+    from .runs import load_weights, read_config
     saved = read_config(run)
-    if saved.get("model") != model:
-        raise _usage_error(f"{run} holds a {saved.get('model')!r} run, not {model!r}")
-    args = saved.get("args", {})
-    recipe = RECIPES[model](saved.get("model_config"), seed=args.get("seed", 0), batch_size=args.get("batch_size"))
+    if saved["model"] != model:
+        raise _usage_error(f"{run} holds a {saved['model']!r} run, not {model!r}")
+    args = saved["args"]
+    recipe = RECIPES[model](saved["model_config"], seed=args.get("seed", 0), batch_size=args.get("batch_size"))
     recipe.load_data()
     modules = recipe.build()
-    load_weights(modules, run, model, saved.get("model"))
+    load_weights(modules, run, model, saved["model"])
     for name, module in modules.items():
         setattr(recipe, name, module)
     return recipe, modules
@@ -190,7 +234,8 @@ def _load_run(model: str, run: Path):
 def cmd_sample(args) -> int:
     import lucid
     from . import figures
-    from .trainer import ensure_writable, evaluation
+    from .runs import ensure_writable
+    from .trainer import evaluation
     recipe, modules = _load_run(args.model, Path(args.run))
     out = Path(args.out or args.run)
     ensure_writable(out)
@@ -229,11 +274,10 @@ def cmd_info(args) -> int:
 
 def cmd_run(args) -> int:
     from ..compat.run import run_script
+    if not os.path.isfile(args.script):  # checked here: a FileNotFoundError of the script itself is its own
+        raise _usage_error(f"no such script: {args.script!r}")
     try:
         run_script(args.script, args.args)
-    except FileNotFoundError as e:
-        print(f"{e}", file=sys.stderr)
-        return 2
     except SystemExit as e:  # the script's own exit status
         code = e.code
         if code is None or isinstance(code, int):
@@ -251,7 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit status."""
     if argv is None:
         argv = sys.argv[1:]
-    from .trainer import UsageError
+    from .recipes.base import UsageError
+    from .trainer import INTERRUPTED
     try:
         args = _parser().parse_args(argv)
     except SystemExit as e:  # argparse printed the usage and the problem (unknown model: the valid names)
@@ -261,3 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as e:
         print(f"lucid {args.command}: error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:  # a second Ctrl-C during training, or one elsewhere: no traceback
+        if args.command == "run":
+            raise  # as `python SCRIPT` ends
+        kept = f"; {args.out} keeps its last complete checkpoint" if args.command == "train" and args.out else ""
+        print(f"lucid {args.command}: stopped by Ctrl-C{kept}", file=sys.stderr)
+        return INTERRUPTED

@@ -10,21 +10,19 @@ A run directory holds:
   scale and its growth tracker, so a resumed run skips and grows as the uninterrupted one; read it back with
   ``lucid.load``);
 - ``config.json``: the model name and constructor arguments, the training arguments, the step reached, the
-  train time and the last evaluation (``result``);
+  train time, the last evaluation (``result``) and the SHA-256 of each safetensors file (``files``);
 - ``metrics.csv``: one row per evaluation (step, time, learning rate, mean training losses since the previous
   row, test metrics); ``loss.png`` and the model's figure (with matplotlib).
 
-Every file is written to a temporary name and renamed, and ``config.json`` last, so a stopped run leaves the
-previous consistent checkpoint or the new one. Ctrl-C sets a flag; the loop finishes its step, writes the
-checkpoint and stops (a second Ctrl-C stops at once).
+The checkpoint's files are one set: written whole beside the old checkpoint and switched in by one rename
+(``lucid.cli.runs``), so a stopped run leaves the previous checkpoint or the new one, never a mix. Ctrl-C sets a
+flag; the loop finishes its step, writes the checkpoint and stops (a second Ctrl-C stops at once, and the last
+complete checkpoint stays).
 """
 from __future__ import annotations
 
 import contextlib
-import csv
-import json
 import math
-import os
 import signal
 import sys
 import threading
@@ -35,76 +33,9 @@ import lucid
 
 from . import figures
 from .recipes.base import Recipe, UsageError
+from .runs import check_set, load_weights, read_metrics, read_training_state, weights_file, write_checkpoint, write_metrics
 
 INTERRUPTED = 130  # the exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it
-
-
-# -------------------------------------------------------------------------------------------------- run files
-def atomic_write(path: Path, write) -> None:
-    """``write(tmp_path)``, then rename over ``path``."""
-    tmp = path.with_name(path.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, path)
-
-
-def write_json(path: Path, obj: dict) -> None:
-    atomic_write(path, lambda p: p.write_text(json.dumps(obj, indent=2) + "\n"))
-
-
-def ensure_writable(out: Path) -> None:
-    """Create ``out`` and prove a file can be written there, before any training."""
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".lucid-write-test"
-        probe.write_text("ok")
-        probe.unlink()
-    except OSError as e:
-        raise UsageError(f"cannot write to --out {out}: {e.strerror or e}") from None
-
-
-def read_config(run: Path) -> dict:
-    path = run / "config.json"
-    if not path.is_file():
-        raise UsageError(f"{run} is not a lucid run directory (no config.json; a run is written by lucid train)")
-    return json.loads(path.read_text())
-
-
-def read_metrics(run: Path, up_to_step: int) -> list[dict]:
-    path = run / "metrics.csv"
-    if not path.is_file():
-        return []
-    with open(path, newline="") as f:
-        rows = [{k: (None if v == "" else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
-    for r in rows:
-        r["step"] = int(r["step"])
-    return [r for r in rows if r["step"] <= up_to_step]
-
-
-def write_metrics(path: Path, rows: list[dict]) -> None:
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-
-    def write(tmp):
-        with open(tmp, "w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=keys)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if r.get(k) is None else r[k]) for k in keys})
-    atomic_write(path, write)
-
-
-def load_weights(modules: dict, run: Path, model_name: str, saved_name: str) -> None:
-    """Load every module's safetensors file from ``run`` (strict), naming the mismatched keys on failure."""
-    for name, module in modules.items():
-        path = run / ("model.safetensors" if name == "model" else f"{name}.safetensors")
-        if not path.is_file():
-            raise UsageError(f"cannot load {model_name} from {run}: {path.name} is missing")
-        try:
-            module.load_state_dict(lucid.load(path))
-        except RuntimeError as e:
-            origin = f" (a checkpoint of {saved_name!r})" if saved_name != model_name else ""
-            raise UsageError(f"cannot load {model_name} from {run}{origin}: {e}") from None
 
 
 @contextlib.contextmanager
@@ -155,6 +86,10 @@ class Trainer:
         self.args = args or {}
         self.progress = progress
         recipe.load_data()
+        n = recipe.train_examples
+        if n is not None and recipe.batch_size > n:  # an epoch would hold no batch
+            raise UsageError(f"--batch-size {recipe.batch_size} is larger than {recipe.name}'s training set ({n} "
+                             f"examples); choose at most {n}")
         lucid.manual_seed(recipe.seed)
         self.modules = recipe.build()
         self.optimizers = recipe.make_optimizers(self.modules, lr)
@@ -180,14 +115,19 @@ class Trainer:
     def resume(self, run: Path, saved: dict) -> None:
         """Continue from the checkpoint in ``run`` (config ``saved``): weights, optimizers, schedulers, the
         GradScaler, RNG, step."""
-        load_weights(self.modules, run, self.recipe.name, saved.get("model", "?"))
-        state = lucid.load(run / "optimizer.safetensors")
-        for name, opt in self.optimizers.items():
-            opt.load_state_dict(state["optimizers"][name])
-        for name, sch in self.schedulers.items():
-            sch.load_state_dict(state["schedulers"][name])
-        if self.recipe.scaler is not None and "scaler" in state:  # absent when the run was not --amp fp16
-            self.recipe.scaler.load_state_dict(state["scaler"])
+        state = read_training_state(run, saved, self.optimizers, self.schedulers)
+        load_weights(self.modules, run, self.recipe.name, saved["model"])
+        check_set(run, saved)  # after loading: a truncated file is reported as such
+        try:
+            for name, opt in self.optimizers.items():
+                opt.load_state_dict(state["optimizers"][name])
+            for name, sch in self.schedulers.items():
+                sch.load_state_dict(state["schedulers"][name])
+            if self.recipe.scaler is not None and "scaler" in state:  # absent when the run was not --amp fp16
+                self.recipe.scaler.load_state_dict(state["scaler"])
+        except (KeyError, TypeError, ValueError, RuntimeError) as e:  # PyTorch's load_state_dict errors
+            raise UsageError(f"cannot resume from {run}: optimizer.safetensors does not fit {self.recipe.name}'s "
+                             f"optimizers ({type(e).__name__}: {e})") from None
         lucid.set_rng_state(state["rng_state"])
         self.step = int(state["step"])
         self.train_time = float(saved.get("train_time_s", 0.0))
@@ -200,17 +140,16 @@ class Trainer:
 
     # ---------------------------------------------------------------------------------------------- saving
     def checkpoint(self) -> None:
-        for name, module in self.modules.items():
-            path = self.out / ("model.safetensors" if name == "model" else f"{name}.safetensors")
-            atomic_write(path, lambda p, m=module: lucid.save(m.state_dict(), p))
         state = {"step": self.step, "optimizers": {k: o.state_dict() for k, o in self.optimizers.items()},
                  "schedulers": {k: s.state_dict() for k, s in self.schedulers.items()},
                  "rng_state": lucid.get_rng_state()}
         if self.recipe.scaler is not None:
             state["scaler"] = self.recipe.scaler.state_dict()
-        atomic_write(self.out / "optimizer.safetensors", lambda p: lucid.save(state, p))
-        write_metrics(self.out / "metrics.csv", self.rows)
-        write_json(self.out / "config.json", self.config())
+        files = {weights_file(name): lambda p, m=module: lucid.save(m.state_dict(), p)
+                 for name, module in self.modules.items()}
+        files["optimizer.safetensors"] = lambda p: lucid.save(state, p)
+        files["metrics.csv"] = lambda p: write_metrics(p, self.rows)
+        write_checkpoint(self.out, files, self.config())
 
     def config(self) -> dict:
         r = self.recipe
@@ -289,7 +228,7 @@ class Trainer:
                 bar.set_postfix({k: f"{v / count:.4g}" for k, v in losses.items()}, refresh=False)
                 if not math.isfinite(sum(losses.values())):
                     bar.close()
-                    raise FloatingPointError(f"{recipe.name}: the training loss became {sum(losses.values())} at "
+                    raise UsageError(f"{recipe.name}: the training loss became {sum(losses.values())} at "
                                              f"step {self.step}; try a smaller --lr")
                 evaluate = self.step % self.eval_every == 0 or self.step == self.total or stop.set
                 if evaluate or self.step % self.log_every == 0:

@@ -10,23 +10,31 @@ Thunderbolt sockets), ``"mpi"``, ``"nccl"`` (CUDA), ``"jaccl"``, or ``"any"`` (t
 Without a launcher, ``init_process_group()`` gives a world of one process, so the same script runs alone;
 naming a backend explicitly makes a missing launcher an error instead.
 
-Collectives work in place on tensors, as PyTorch's do, and stay lazy like every MLX op: ``all_reduce(t)`` puts
-the reduction into ``t``'s graph and the communication happens when ``t`` is evaluated (reading it, or the
-optimizer's step). Every rank must issue the same collectives in the same order, as in PyTorch. ``barrier()``
-and ``Work.wait()`` (``async_op=True``) evaluate at once. Ops outside MLX's collectives are built from them:
-``broadcast`` is a sum in which every rank but ``src`` contributes zeros (exact, except that ``-0.0`` arrives as
-``0.0``); ``AVG`` is the sum divided by the world size.
+Collectives work in place on tensors and keep PyTorch's timing. With ``async_op=False`` (the default) a collective
+is synchronous: it has run when the call returns, so a rank that all-reduces a metric and exits has taken part,
+whether or not it ever reads the result. With ``async_op=True`` it is started at the call and runs while the
+program goes on; the returned ``Work``'s ``wait()`` blocks until it is done. ``destroy_process_group()`` and the
+interpreter's exit wait for collectives still running. Every rank must issue the same collectives in the same
+order, as in PyTorch. Inside ``lucid.compile`` a collective is part of the compiled step and runs with it.
+(DistributedDataParallel's own gradient reductions are not these calls: they stay lazy, so MLX overlaps them with
+the rest of the backward, and the optimizer's step evaluates them.) Ops outside MLX's collectives are built from
+them: ``broadcast`` is a sum in which every rank but ``src`` contributes zeros (exact, except that ``-0.0``
+arrives as ``0.0``); ``AVG`` is the sum divided by the world size.
 """
 from __future__ import annotations
 
+import atexit
 import enum
 import os
+import sys
 from pathlib import Path
 
 import mlx.core as mx
 
+from .. import _threads
 from .._tensor import Tensor, _wrap
 from .._grad_mode import no_grad
+from .._pending import _tracing
 from ..utils.data import distributed as _data
 
 _NOT_INITIALIZED = ("Default process group has not been initialized, please make sure to call "
@@ -63,6 +71,7 @@ class ProcessGroup:
 
 class _World:
     group: ProcessGroup | None = None
+    exit_hook = False  # _finish_collectives registered with atexit
 
 
 class group:  # noqa: N801  (PyTorch's name: ``dist.group.WORLD``)
@@ -74,22 +83,46 @@ _NAMESPACE = group  # destroy_process_group's parameter is also called ``group``
 
 
 class Work:
-    """What a collective returns with ``async_op=True``: MLX ran nothing yet; ``wait()`` evaluates the result."""
+    """What a collective returns with ``async_op=True``, as PyTorch's ``Work``: the collective was started at the
+    call; ``wait()`` blocks until it is done. ``is_completed()`` is True once ``wait()`` (or ``synchronize()``) has
+    returned: MLX cannot tell whether a running computation has finished without waiting for it."""
 
-    def __init__(self, tensors: list[Tensor]):
+    def __init__(self, tensors: list[Tensor], arrays: list[mx.array]):
         self._tensors = tensors
+        self._arrays = arrays  # the collectives' results
         self._done = False
+        self._exception: BaseException | None = None
 
     def wait(self, timeout=None) -> bool:
-        mx.eval([t._st.data for t in self._tensors])
-        self._done = True
+        arrays, self._arrays = self._arrays, []
+        try:
+            if arrays and not _tracing():  # (while tracing, the collective runs with the compiled step)
+                _threads.evaluate(arrays)
+        except RuntimeError as e:  # a peer lost: PyTorch's Work raises from wait() too
+            self._exception = e
+            raise
+        finally:
+            self._done = True
         return True
+
+    def synchronize(self) -> None:
+        self.wait()
 
     def is_completed(self) -> bool:
         return self._done
 
+    def is_success(self) -> bool:
+        return self._done and self._exception is None
+
+    def exception(self) -> BaseException | None:
+        return self._exception
+
     def result(self) -> list[Tensor]:
         return self._tensors
+
+    def source_rank(self) -> int:
+        raise RuntimeError("sourceRank() may only be called on recv or recvAnysource work objects, and lucid has "
+                           "no point-to-point operations")
 
 
 # ------------------------------------------------------------------------------------------ the process group
@@ -128,6 +161,9 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
             raise ValueError(f"init_process_group: {what}={given}, but mlx.launch started this process with "
                              f"{what} {actual}")
     _World.group = group.WORLD = ProcessGroup(g, name)
+    if not _World.exit_hook:
+        atexit.register(_finish_collectives)
+        _World.exit_hook = True
 
 
 def _launched_alone() -> bool:
@@ -145,7 +181,19 @@ def destroy_process_group(group=None) -> None:
     """Leave the process group (MLX keeps its connections; a later ``init_process_group`` joins them again)."""
     if _World.group is None:
         raise AssertionError("Process group cannot be None")
+    _threads.synchronize()  # collectives started with async_op=True and never waited for
     _World.group = _NAMESPACE.WORLD = None
+
+
+def _finish_collectives() -> None:
+    """At the interpreter's exit: let the collectives this rank started finish, so that the ranks still running
+    them are not left without their peer."""
+    if _World.group is None:
+        return
+    try:
+        _threads.synchronize()
+    except RuntimeError as e:  # a peer already gone: nothing left to finish
+        print(f"lucid.distributed: at exit, a collective could not finish: {e}", file=sys.stderr)
 
 
 def _world(g=None) -> ProcessGroup:
@@ -182,8 +230,15 @@ def _write(tensor: Tensor, arr: mx.array) -> None:
         tensor.copy_(_wrap(arr))
 
 
-def _done(tensors: list[Tensor], async_op: bool):
-    return Work(tensors) if async_op else None
+def _done(tensors: list[Tensor], results: list[mx.array], async_op: bool):
+    """Run the collectives whose ``results`` were written into ``tensors``: now (synchronous, PyTorch's default:
+    this evaluation at the call is the collective's documented semantics, not a stray sync), or started in the
+    background with a ``Work`` to wait on (``async_op=True``). While tracing (lucid.compile) they stay in the
+    traced graph."""
+    if _tracing():
+        return Work(tensors, []) if async_op else None
+    _threads.evaluate(results, wait=not async_op)
+    return Work(tensors, results) if async_op else None
 
 
 def all_sum(arr: mx.array, pg: ProcessGroup) -> mx.array:
@@ -210,7 +265,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
         out = reduce(arr.astype(mx.int32), group=pg.mlx).astype(mx.bool_) if arr.dtype == mx.bool_ \
             else reduce(arr, group=pg.mlx)
     _write(tensor, out)
-    return _done([tensor], async_op)
+    return _done([tensor], [out], async_op)
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool = False, group_src=None):
@@ -220,8 +275,9 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
     src = group_src if src is None else src
     if not isinstance(src, int) or not 0 <= src < pg.size():
         raise ValueError(f"Invalid src rank {src!r}: the ranks are 0..{pg.size() - 1}")
-    _write(tensor, broadcast_array(tensor._st.data, src, pg))
-    return _done([tensor], async_op)
+    out = broadcast_array(tensor._st.data, src, pg)
+    _write(tensor, out)
+    return _done([tensor], [out], async_op)
 
 
 def broadcast_array(arr: mx.array, src: int, pg: ProcessGroup) -> mx.array:
@@ -249,14 +305,13 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
     gathered = mx.distributed.all_gather(wide.reshape(1, *arr.shape), group=pg.mlx)
     for i, t in enumerate(tensor_list):
         _write(t, gathered[i].astype(arr.dtype))
-    return _done(list(tensor_list), async_op)
+    return _done(list(tensor_list), [gathered], async_op)
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
     """Wait until every rank has reached this point."""
     pg = _world(group)
-    mx.eval(mx.distributed.all_sum(mx.array(1.0), group=pg.mlx))
-    return Work([]) if async_op else None
+    return _done([], [mx.distributed.all_sum(mx.array(1.0), group=pg.mlx)], async_op)
 
 
 def _sampler_world() -> tuple[int, int]:

@@ -33,6 +33,7 @@ class Recipe:
     needs_matplotlib = True  # False where the figure is text (samples.txt)
     steps = 1000         # default total steps
     steps_per_epoch = 100  # for --epochs (recipes on a fixed dataset set it from the data)
+    train_examples: int | None = None  # the size of a fixed training set (None: batches are generated)
     batch_size = 64
     lr = 1e-3
     eval_every = 100

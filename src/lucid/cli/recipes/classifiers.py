@@ -30,6 +30,7 @@ class Classifier(Recipe):
         train, test = base.split(len(labels), 0.8, self.seed)
         self.x_train, self.y_train = images[lucid.tensor(train)], labels[lucid.tensor(train)]
         self.x_test, self.y_test = images[lucid.tensor(test)], labels[lucid.tensor(test)]
+        self.train_examples = len(train)
         self.steps_per_epoch = len(train) // self.batch_size
 
     def batch(self, step: int) -> tuple:

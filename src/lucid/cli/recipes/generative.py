@@ -45,6 +45,7 @@ class DigitsGenerator(Recipe):
         pixels = digits.images.numpy().reshape(-1, 64) / 16.0
         train, test = base.split(len(pixels), 0.8, self.seed)
         self.train_pixels, self.test_pixels = pixels[train].astype(np.float32), pixels[test].astype(np.float32)
+        self.train_examples = len(train)
         self.steps_per_epoch = len(train) // self.batch_size
 
     def generate(self, n: int) -> np.ndarray:

@@ -63,9 +63,11 @@ class CharLM(Recipe):
         raise NotImplementedError
 
     def encode_prompt(self, prompt: str) -> list[int]:
+        from .base import UsageError
+        if not prompt:  # the model continues from the prompt's last character
+            raise UsageError("--prompt is empty: give at least one character to continue from")
         unknown = sorted(set(prompt) - set(self.corpus.stoi))
         if unknown:
-            from .base import UsageError
             raise UsageError(f"the prompt has characters outside the vocabulary: {unknown}")
         return self.corpus.encode(prompt)
 
