@@ -15,10 +15,13 @@ from lucid.compat.run import run_script
 SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
-         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": []}
-# per script: options for the comparison only (minGPT draws its batches with torch's generator, which lucid's does
-# not reproduce: the comparison feeds both runs the same batches)
-SAME_DATA = {"mingpt": ["--same-batches", "1"]}
+         "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
+         "flow": [], "reinforce": [], "vae_kl": []}
+# per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
+# actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
+# feeds both runs the same batches, actions and noise from numpy)
+SAME_DATA = {"mingpt": ["--same-batches", "1"], "reinforce": ["--same-actions", "1", "--steps", "6"],
+             "vae_kl": ["--same-noise", "1", "--steps", "10"]}
 WRITES_FILES = {"gpt", "super_resolution"}  # given --out-dir in the plain run, to save and load checkpoints
 
 

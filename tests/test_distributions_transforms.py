@@ -282,3 +282,70 @@ def test_dependent_constraints():
     from lucid.distributions import Uniform
     assert constraints.is_dependent(Uniform.support)
     assert repr(Uniform(0.0, 2.0).support) == "Interval(lower_bound=0.0, upper_bound=2.0)"
+
+
+def test_utils_as_pytorch():
+    torch = pytest.importorskip("torch")
+    from lucid.distributions import utils as U
+    TU = torch.distributions.utils
+    v = RNG.normal(size=(2, 6))
+    for diag in (0, -1):
+        n = 4 if diag == -1 else 3
+        np.testing.assert_array_equal(U.vec_to_tril_matrix(f64(v), diag).numpy(),
+                                      TU.vec_to_tril_matrix(torch.tensor(v), diag).numpy())
+        m = RNG.normal(size=(2, n, n))
+        np.testing.assert_array_equal(U.tril_matrix_to_vec(f64(m), diag).numpy(),
+                                      TU.tril_matrix_to_vec(torch.tensor(m), diag).numpy())
+    with pytest.raises(ValueError, match="The size of last dimension is 4 which cannot be expressed as the lower "
+                                         "triangular part of a square D x D matrix."):
+        U.vec_to_tril_matrix(f64(np.zeros(4)))
+    with pytest.raises(ValueError, match=r"diag \(3\) provided is outside \[-3, 2\]."):
+        U.tril_matrix_to_vec(f64(np.zeros((3, 3))), 3)
+    p = np.array([0.0, 0.3, 1.0])
+    for is_binary in (True, False):
+        np.testing.assert_allclose(U.probs_to_logits(f64(p), is_binary).numpy(),
+                                   TU.probs_to_logits(torch.tensor(p), is_binary).numpy(), rtol=1e-12)
+        np.testing.assert_allclose(U.logits_to_probs(f64(v), is_binary).numpy(),
+                                   TU.logits_to_probs(torch.tensor(v), is_binary).numpy(), rtol=1e-12)
+    np.testing.assert_array_equal(U.clamp_probs(f64(p)).numpy(), TU.clamp_probs(torch.tensor(p)).numpy())
+    a, b = U.broadcast_all(2.0, f64([[1.0], [2.0]]))
+    assert a.shape == b.shape == (2, 1) and a.dtype == lucid.float64
+    (c,) = U.broadcast_all(3)
+    assert c.dtype == lucid.get_default_dtype()
+    with pytest.raises(ValueError, match="Input arguments must all be instances of Number, torch.Tensor or objects "
+                                         "implementing __torch_function__."):
+        U.broadcast_all(f64([1.0]), "x")
+
+
+def test_torch_distributions_under_the_compat_layer():
+    """``import torch.distributions`` and its submodules as a PyTorch program writes them, under lucid.compat."""
+    import importlib
+    torch = importlib.import_module("lucid.compat.torch")
+    D = importlib.import_module("lucid.compat.torch.distributions")
+    assert D is torch.distributions is lucid.distributions
+    assert importlib.import_module("lucid.compat.torch.distributions.transforms").SigmoidTransform is \
+        T.SigmoidTransform
+    assert importlib.import_module("lucid.compat.torch.distributions.constraints").positive is constraints.positive
+    assert importlib.import_module("lucid.compat.torch.distributions.normal").Normal is Normal
+    assert torch.distributions.transforms.ExpTransform().inv.inv.__class__ is T.ExpTransform
+
+
+def test_torch_distributions_in_a_program_under_lucid_run(tmp_path):
+    from lucid.compat.run import run_script
+    script = tmp_path / "prog.py"
+    script.write_text(
+        "import torch\n"
+        "import torch.distributions as D\n"
+        "from torch.distributions import Categorical\n"
+        "from torch.distributions.transforms import SigmoidTransform\n"
+        "from torch.distributions.kl import kl_divergence\n"
+        "import torch.distributions.constraints as C\n"
+        "c = Categorical(logits=torch.zeros(3))\n"
+        "assert c.sample((4,)).shape == (4,)\n"
+        "u = D.TransformedDistribution(D.Uniform(0.0, 1.0), [SigmoidTransform().inv])\n"
+        "assert C.real.check(u.sample()).item()\n"
+        "kl = kl_divergence(D.Normal(0.0, 1.0), D.Normal(1.0, 1.0))\n"
+        "assert abs(kl.item() - 0.5) < 1e-6\n"
+        "assert torch.distributions.kl.kl_divergence is kl_divergence\n"
+        "print('ok')\n")
+    run_script(script, [])

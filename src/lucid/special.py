@@ -23,6 +23,7 @@ from .ops.special_fns import mvlgamma as multigammaln  # noqa: F401
 psi = digamma
 xlogy = accepts_out(xlogy)  # the same wrapper as lucid.xlogy (PyTorch's out= on a plain function)
 logsumexp = accepts_out(logsumexp)
+softmax, log_softmax = accepts_out(softmax), accepts_out(log_softmax)
 round = accepts_out(round)  # noqa: A001
 
 __all__ = ["airy_ai", "bessel_j0", "bessel_j1", "bessel_y0", "bessel_y1", "chebyshev_polynomial_t",

@@ -55,7 +55,7 @@ def coupling_net() -> nn.Module:
 
 
 def main():
-    args = options(steps=30)
+    args = options(steps=20)
     torch.manual_seed(0)
     nets = nn.ModuleList([coupling_net() for _ in range(4)])
     start_from(args, nets)
@@ -63,7 +63,7 @@ def main():
     base = D.Independent(D.Normal(torch.zeros(2), torch.ones(2)), 1)
     flow = D.TransformedDistribution(base, [AffineCoupling(net, m) for net, m in zip(nets, masks)])
     opt = torch.optim.Adam(nets.parameters(), lr=3e-3)
-    data = torch.from_numpy(two_moons(512))
+    data = torch.from_numpy(two_moons(256))
     losses = []
     for _ in range(args.steps):
         loss = -flow.log_prob(data).mean()

@@ -15,7 +15,8 @@ The gradient is the implicit reparameterization one (Figurnov et al., "Implicit 
 2018): dx/dalpha = -(dF/dalpha)(x; alpha) / f(x; alpha) with F the Gamma CDF (the regularized lower incomplete gamma
 P(alpha, x)) and f its density. dF/dalpha is computed from P's power series (x < alpha + 1) or from its continued
 fraction for Q = 1 - P (x >= alpha + 1), each differentiated term by term in alpha; the Gamma function cancels
-between F and f, so only digamma(alpha) is needed.
+between F and f, so only digamma(alpha) is needed. Exact to ~1e-10 up to alpha = 1500; above, the Wilson-Hilferty
+approximation (within about 1e-6, closer as alpha grows).
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import mlx.core as mx
 from .._random import next_key
 from ..ops._core import defop
 from ..ops._gamma import digamma
+from .utils import finfo_tiny
 
 ROUNDS = 16
 
@@ -49,11 +51,10 @@ def _draw(alpha: mx.array, key: mx.array) -> mx.array:
     chosen = mx.take_along_axis(d * safe_v, first[None], axis=0)[0]
     x = mx.where(mx.any(accepted, axis=0), chosen, a)
     # the boost for alpha < 1, in logs: u^(1/alpha) underflows long before the product does
-    boost = mx.random.uniform(shape=alpha.shape, dtype=mx.float32, key=k_boost).astype(dtype)
-    boost = mx.maximum(boost, mx.array(1e-30 if dtype == mx.float32 else 1e-300, dtype=dtype))
-    log_x = mx.log(x) + mx.where(small, mx.log(boost) / alpha, 0)
-    tiny = mx.array(1.1754943508222875e-38 if dtype != mx.float64 else 2.2250738585072014e-308, dtype=dtype)
-    return mx.maximum(mx.exp(log_x), tiny)
+    u_boost = mx.random.uniform(shape=alpha.shape, dtype=mx.float32, key=k_boost).astype(dtype)
+    u_boost = mx.maximum(u_boost, finfo_tiny(dtype))
+    boosted = mx.maximum(mx.exp(mx.log(x) + mx.log(u_boost) / alpha), finfo_tiny(dtype))
+    return mx.where(small, boosted, x)
 
 
 def _forward(alpha, key):
@@ -62,7 +63,9 @@ def _forward(alpha, key):
     return _draw(alpha, key)
 
 
-TERMS = 256  # of the series and of the continued fraction: enough for 1e-12 relative accuracy up to alpha ~ 1e3
+SERIES_TERMS, SERIES_BLOCK = 320, 32  # ~8 sqrt(alpha) terms reach 1e-12 up to LARGE_ALPHA; summed 32 at a time
+FRACTION_TERMS = 100  # the continued fraction converges to 1e-13 within 96 levels for alpha <= LARGE_ALPHA
+LARGE_ALPHA = 1500.0
 
 
 def _grad_parts(alpha: mx.array, x: mx.array) -> mx.array:
@@ -71,31 +74,37 @@ def _grad_parts(alpha: mx.array, x: mx.array) -> mx.array:
         dx/da = -x (S (log x - psi) + dS/da);
     continued fraction (x >= alpha + 1): Q = x^a e^-x H / G, H = 1 / (b0 + a1 / (b1 + a2 / (b2 + ...))) with
     b_i = x + 2i + 1 - a, a_i = -i (i - a), evaluated from the bottom up (stable), so
-        dx/da = x (H (log x - psi) + dH/da)."""
+        dx/da = x (H (log x - psi) + dH/da);
+    above LARGE_ALPHA, Wilson-Hilferty: F ~ Phi(((x / a)^(1/3) - 1 + 1 / (9a)) sqrt(9a)) differentiated at fixed F
+    (within about 1e-6 of the exact value, closer as alpha grows)."""
     log_term = mx.log(x) - digamma(alpha)
-    # the series and its alpha-derivative: t_n = t_{n-1} x / (a + n), dt_n/da = t_n * -(sum_{k<=n} 1 / (a + k))
     in_series = x < alpha + 1
+    # the series, SERIES_BLOCK terms per step: t_n = t_{n-1} x / (a + n) (a running product: no overflow, the
+    # ratios are below 1 here) and dt_n/da = t_n D_n with D_n = -sum_{k<=n} 1 / (a + k)
     xs = mx.where(in_series, x, 0)  # the other branch's x would overflow the series' terms
-    t = 1 / alpha
-    dlog = -1 / alpha
-    s, ds = t, t * dlog
-    for n in range(1, TERMS):
-        t = t * xs / (alpha + n)
-        dlog = dlog - 1 / (alpha + n)
-        s, ds = s + t, ds + t * dlog
+    t_last = 1 / alpha
+    d_sum = 1 / alpha
+    s, ds = t_last, -t_last * d_sum
+    for start in range(1, SERIES_TERMS, SERIES_BLOCK):
+        k = mx.arange(start, start + SERIES_BLOCK, dtype=alpha.dtype).reshape((-1,) + (1,) * alpha.ndim)
+        inv = 1 / (alpha + k)
+        t = t_last * mx.cumprod(xs * inv, axis=0)
+        s = s + t.sum(0)
+        ds = ds - (t * (d_sum + mx.cumsum(inv, axis=0))).sum(0)
+        t_last, d_sum = t[-1], d_sum + inv.sum(0)
     series = -x * (s * log_term + ds)
     # the continued fraction from its last level up: T_i = b_i + a_{i+1} / T_{i+1}, with dT_i/da alongside
-    xc = mx.where(in_series, alpha + 1, x)
-    level = xc + 2 * TERMS + 1 - alpha
+    base = mx.where(in_series, alpha + 1, x) + 1 - alpha  # b_i = base + 2i
+    level = base + 2 * FRACTION_TERMS
     dlevel = mx.full(alpha.shape, -1.0, dtype=alpha.dtype)
-    for i in range(TERMS - 1, -1, -1):
-        a_next = -(i + 1) * (i + 1 - alpha)
-        level, dlevel = (xc + 2 * i + 1 - alpha + a_next / level,
-                         -1 + (i + 1) / level - a_next * dlevel / (level * level))
-    h = 1 / level
-    dh = -dlevel / (level * level)
-    fraction = x * (h * log_term + dh)
-    return mx.where(in_series, series, fraction)
+    for i in range(FRACTION_TERMS - 1, -1, -1):
+        a_next = (i + 1) * (alpha - (i + 1))
+        ratio = a_next / level
+        level, dlevel = base + 2 * i + ratio, ((i + 1) - ratio * dlevel) / level - 1
+    fraction = x * (log_term - dlevel / level) / level
+    r = mx.power(x / alpha, 1 / 3)
+    wilson_hilferty = -3 * x / r * (-r / (3 * alpha) - 1 / (9 * alpha * alpha) + (r - 1 + 1 / (9 * alpha)) / (2 * alpha))
+    return mx.where(alpha > LARGE_ALPHA, wilson_hilferty, mx.where(in_series, series, fraction))
 
 
 _standard_gamma_grad = defop("_standard_gamma_grad", _grad_parts)  # no derivative of its own, as in PyTorch

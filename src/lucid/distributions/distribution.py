@@ -18,6 +18,7 @@ import warnings
 from .._grad_mode import no_grad
 from .._pending import _tracing
 from .._tensor import Size, Tensor
+from ..ops.shape import stack
 from . import constraints
 from .utils import lazy_property
 
@@ -65,13 +66,20 @@ class Distribution:
             warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set `arg_constraints = {{}}` "
                           "or initialize the distribution with `validate_args=False` to turn off validation.",
                           stacklevel=3)
+        checked = []
         for param, constraint in arg_constraints.items():
             if constraints.is_dependent(constraint):
                 continue  # cannot be checked
             if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
                 continue  # derived lazily from another parameter, which is checked
             value = getattr(self, param)
-            if not all_true(constraint.check(value)):
+            checked.append((param, constraint, value, constraint.check(value).all()))
+        if not checked or _tracing():
+            return
+        # one evaluation for all the parameters (reading each verdict alone would evaluate once per parameter)
+        verdicts = stack([ok for *_, ok in checked]).tolist()
+        for (param, constraint, value, _), ok in zip(checked, verdicts):
+            if not ok:
                 raise ValueError(f"Expected parameter {param} ({type(value).__name__} of shape {tuple(value.shape)}) "
                                  f"of distribution {self!r} to satisfy the constraint {constraint!r}, "
                                  f"but found invalid values:\n{value}")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 __all__ = ["Gamma"]
 
-from .._tensor import Size
+from .._tensor import Size, Tensor
 from ..ops.elementwise import xlogy
 from ..special import digamma, gammainc, gammaln
 from . import constraints
@@ -45,7 +45,8 @@ class Gamma(ExponentialFamily):
         return value.clamp(min=finfo_tiny(value.dtype))  # a draw that underflowed to 0 has no log density
 
     def log_prob(self, value):
-        value = self.rate.new_tensor(value) if not hasattr(value, "shape") else value
+        if not isinstance(value, Tensor):  # a number or an array, as torch.as_tensor takes it
+            value = self.rate.new_tensor(value)
         if self._validate_args:
             self._validate_sample(value)
         return (xlogy(self.concentration, self.rate) + xlogy(self.concentration - 1, value) - self.rate * value

@@ -144,10 +144,10 @@ def vec_to_tril_matrix(vec: Tensor, diag: int = 0) -> Tensor:
     m = vec.shape[-1]
     # the positive root of D^2 + (1 + 2 diag) D - |diag| (diag + 1) - 2 m = 0
     n = (-(1 + 2 * diag) + math.sqrt((1 + 2 * diag) ** 2 + 8 * m + 4 * abs(diag) * (diag + 1))) / 2
-    if round(n) - n > finfo_eps(vec.dtype) or round(n) < 0:
+    n = round(n)
+    if n < 1 or len(_tril_positions(n, diag)) != m:  # (an exact count: no rounding tolerance to choose)
         raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
                          "the lower triangular part of a square D x D matrix.")
-    n = round(n)
     # every matrix position reads from [0, vec...]: position 0 of the padded vector is the zero above the triangle
     source = np.zeros(n * n, dtype=np.int64)
     source[_tril_positions(n, diag)] = np.arange(1, m + 1)

@@ -64,7 +64,8 @@ def _i_scaled_parts(ax, nu: int):
         series = series + term
     xa = mx.where(small, 20.0, ax)
     asym = _hankel_sum(xa, nu, -1) * mx.rsqrt(2 * math.pi * xa)
-    return mx.where(small, series, asym * exp(ax)), mx.where(small, series * exp(-ax), asym)
+    half = exp(ax / 2)  # e^ax in two factors: I_nu itself may fit where e^ax does not
+    return mx.where(small, series, asym * half * half), mx.where(small, series * exp(-ax), asym)
 
 
 def modified_i(x, nu: int, scaled: bool):
@@ -103,25 +104,33 @@ def _k_series(x):
 
 
 def _k_cf(x, mu: float):
-    """(e^x K_mu(x), e^x K_mu+1(x)) for x >= 2 and |mu| <= 1/2, by Steed's continued fraction (CF2)."""
+    """(e^x K_mu(x), e^x K_mu+1(x)) for x >= 2 and |mu| <= 1/2, by Steed's continued fraction (CF2, Temme's
+    method). Its auxiliary sequence q_i grows while the fraction's increments delh_i vanish, and only their products
+    are used: they are carried scaled by delh_i (p = q delh, q1 delh, q2 delh), and the coefficient c_i (which grows
+    like i!) is folded into q1, q2 every 8 steps, so nothing overflows even in float32."""
     b = 2 * (1 + x)
     d = 1 / b
     h = delh = d
-    q1, q2 = 0.0, 1.0
     a1 = 0.25 - mu * mu
-    q = c = a1
-    a = -a1
-    s = 1 + q * delh
+    c, a = a1, -a1
+    q1, q2 = mx.zeros_like(x), delh
+    p = a1 * delh
+    s = 1 + p
     for i in range(2, _K_CF):
         a -= 2 * (i - 1)
         c = -a * c / i
         q1, q2 = q2, (q1 - b * q2) / a
-        q = q + c * q2
+        p = p + c * q2
         b = b + 2
         d = 1 / (b + a * d)
-        delh = (b * d - 1) * delh
+        r = b * d - 1
+        delh = r * delh
         h = h + delh
-        s = s + q * delh
+        p, q1, q2 = p * r, q1 * r, q2 * r
+        s = s + p
+        if i % 8 == 0:
+            scale = abs(c)
+            c, q1, q2 = c / scale, q1 * scale, q2 * scale
     k_mu = mx.sqrt(math.pi / (2 * x)) / s
     return k_mu, k_mu * (mu + x + 0.5 - a1 * h) / x
 
@@ -287,7 +296,8 @@ def spherical_j0(x):
     x = floating(x)
     near = mx.abs(x) < 0.5
     z = mx.where(near, x * x, 0.0)
-    series = 1 + z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800 + z / 6227020800)))))
+    series = 1 + z * (-1 / 6 + z * (1 / 120 + z * (-1 / 5040 + z * (1 / 362880 + z * (-1 / 39916800
+                                                                                 + z / 6227020800)))))
     xf = mx.where(near | mx.isinf(x), 1.0, x)
     out = mx.where(near, series, sin(xf) / xf)
     return mx.where(mx.isinf(x), 0.0, out)

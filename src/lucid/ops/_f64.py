@@ -115,6 +115,7 @@ def _erfc_tail_exponent(x):
 
 def _exp_square(x, exp_):
     """e^(x^2) without the rounding error of x^2: w^2 + (x - w)(x + w) with w = x rounded to 1/64 (w^2 is exact)."""
+    x = mx.minimum(x, 30.0)  # e^900 is inf in every dtype; keeps w finite for x = inf
     w = mx.round(x * 64) / 64
     return exp_(w * w) * exp_((x - w) * (x + w))
 

@@ -76,10 +76,15 @@ def floating(a):
     return a if mx.issubdtype(a.dtype, mx.floating) else a.astype(mx.float32)
 
 
-def float_operands(a, b):
-    """Two operands (MLX arrays or Python numbers) as arrays of one float dtype, by PyTorch's promotion: a number
-    takes the other operand's dtype (a float number and an integer tensor give float32), a 0-d array does not widen
-    a dimensioned one of its kind, integers become float32."""
+def float_operands(a, b, name: str = "special"):
+    """Two operands (MLX arrays or Python numbers, at least one an array) as arrays of one float dtype, by PyTorch's
+    promotion: a number takes the other operand's dtype (a float number and an integer tensor give float32), a 0-d
+    array does not widen a dimensioned one of its kind, integers become float32."""
+    ok = (mx.array, bool, int, float)
+    if not (isinstance(a, ok) and isinstance(b, ok) and (isinstance(a, mx.array) or isinstance(b, mx.array))):
+        got = ", ".join("Tensor" if isinstance(v, mx.array) else type(v).__name__ for v in (a, b))
+        raise TypeError(f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+                        "(Tensor, Tensor), (Number, Tensor) or (Tensor, Number)")
     if not isinstance(a, mx.array):
         a = mx.array(a, dtype=b.dtype if mx.issubdtype(b.dtype, mx.floating) or type(a) is int else mx.float32)
     if not isinstance(b, mx.array):
@@ -218,41 +223,45 @@ def polygamma(n: int, x):
 
 
 # ---------------------------------------------------------------------------------------------------- incomplete gamma
-_TERMS = 400  # series and continued fraction: exact to rounding for a up to ~1000 where x is near a
+# terms of the series and the continued fraction: exact to rounding for a up to ~3000 (float64; 1e-7 at a = 1e4, where
+# the series' n-th term just below x = a is about exp(-n / sqrt(a) - n^2 / 2a)); float32's rounding is reached sooner
+_TERMS = {mx.float64: 400, mx.float32: 260}
+
+
+def _log_prefix(a, x):
+    """log(x^a e^-x / Gamma(a)). For a >= 10 with Stirling's series for log Gamma(a), as
+    a (log1p(t) - t) + log(a)/2 - log(2 pi)/2 - (Stirling's correction), t = (x - a)/a: its rounding error is that
+    of |x - a| rather than of a log x (a float32 a = 700 would otherwise leave 1e-4)."""
+    big = a >= 10
+    ab = mx.where(big, a, 10.0)
+    t = (x - ab) / ab
+    w = 1 / ab
+    stirling = ab * (mx.log1p(t) - t) + 0.5 * mx.log(ab) - _LOG_2PI_HALF - w * _poly(w * w, _STIRLING)
+    return mx.where(big, stirling, a * mx.log(x) - x - lgamma(mx.where(big, 1.0, a)))
 
 
 def _igamma_parts(a, x):
     """(P(a, x), Q(a, x)) for a > 0, x > 0 finite: the power series of P where x < a + 1, the continued fraction of
-    Q (modified Lentz) elsewhere (Numerical Recipes' gser/gcf), the other one as its complement."""
-    log_prefix = a * mx.log(x) - x - lgamma(a)  # log(x^a e^-x / Gamma(a))
-    use_series = x < a + 1
-    # series: P = x^a e^-x / Gamma(a + 1) * sum_n x^n / ((a + 1) ... (a + n))
+    Q elsewhere, the other one as its complement. Both are evaluated from their last term back (a nested product
+    and the fraction's tail first), a few operations a term."""
+    log_prefix = _log_prefix(a, x)
+    # Numerical Recipes' choice (the series below a + 1); for large a the fraction already converges from a - sqrt(a)
+    # on, where the series would need ~ 37 sqrt(a) terms
+    use_series = (x < a + 1) & ((a < 100) | (x < a - mx.sqrt(a)))
+    terms = _TERMS[a.dtype]
+    # series: P = x^a e^-x / Gamma(a + 1) * (1 + x/(a+1) (1 + x/(a+2) (1 + ...)))
     xs = mx.where(use_series, x, 0.0)
-    term = mx.ones_like(a)
-    total = term
-    r = a
-    for _ in range(_TERMS):
-        r = r + 1
-        term = term * (xs / r)
-        total = total + term
+    total = mx.ones_like(a)
+    for n in range(terms, 0, -1):
+        total = 1 + xs / (a + n) * total
     p_series = exp(log_prefix) * total / a
-    # continued fraction: Q = x^a e^-x / Gamma(a) / (x + 1 - a - 1 (1 - a) / (x + 3 - a - 2 (2 - a) / ...))
-    xc = mx.where(use_series, a + 2, x)
-    tiny = 1e-300 if a.dtype == mx.float64 else 1e-30  # Lentz's guard against a zero denominator
-    b = xc + 1 - a
-    c = mx.full(a.shape, 1 / tiny, a.dtype)
-    d = 1 / b
-    h = d
-    for i in range(1, _TERMS):
-        an = -i * (i - a)
-        b = b + 2
-        d = an * d + b
-        d = mx.where(mx.abs(d) < tiny, tiny, d)
-        c = b + an / c
-        c = mx.where(mx.abs(c) < tiny, tiny, c)
-        d = 1 / d
-        h = h * d * c
-    q_cf = exp(mx.where(use_series, 0.0, log_prefix)) * h
+    # continued fraction: Q = x^a e^-x / Gamma(a) / (b_0 + a_1 / (b_1 + a_2 / (b_2 + ...))), with
+    # b_i = x + 2i + 1 - a and a_i = i (a - i) (Legendre's fraction in its even form)
+    base = mx.where(use_series, a + 2, x) + 1 - a
+    f = base + 2 * terms
+    for i in range(terms, 0, -1):
+        f = base + 2 * (i - 1) + i * (a - i) / f
+    q_cf = exp(mx.where(use_series, 0.0, log_prefix)) / f
     return mx.where(use_series, p_series, 1 - q_cf), mx.where(use_series, 1 - p_series, q_cf)
 
 

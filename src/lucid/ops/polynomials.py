@@ -26,15 +26,18 @@ from ._bessel import _cos
 from ._gamma import exp, float_operands, sin
 
 
-def _degree(x, n):
+def _degree(x, n, name: str):
     """x and n as float arrays of one dtype (broadcast), n truncated toward zero (NaN and inf, which PyTorch's cast
-    to int64 turns into the most negative integer, become -1), and n as a Python int when it was one (then the
-    recurrences need not read it)."""
+    to int64 turns into the most negative integer, become -1), n as a Python int when it was one (then the
+    recurrences need not read it), and the result's dtype."""
     known = n if type(n) is int else None
-    x, n = float_operands(x, n)
+    x, n = float_operands(x, n, name)
+    dtype = x.dtype
+    if dtype in (mx.float16, mx.bfloat16):  # computed in float32, rounded back (PyTorch's opmath)
+        x, n = x.astype(mx.float32), n.astype(mx.float32)
     n = mx.where(mx.isfinite(n), mx.where(n < 0, mx.ceil(n), mx.floor(n)), -1.0)
     x, n = mx.broadcast_arrays(x, n)
-    return x, n, known
+    return x, n, known, dtype
 
 
 # ---------------------------------------------------------------------------------------------------- Chebyshev
@@ -80,9 +83,11 @@ def _chebyshev(x, n, kind: str):
 
 
 def _chebyshev_op(kind: str, shifted: bool):
+    name = f"{'shifted_' if shifted else ''}chebyshev_polynomial_{kind}"
+
     def fwd(x, n):
-        x, n, _ = _degree(x, n)
-        return _chebyshev(2 * x - 1 if shifted else x, n, kind)
+        x, n, _, dtype = _degree(x, n, name)
+        return _chebyshev(2 * x - 1 if shifted else x, n, kind).astype(dtype)
     return fwd
 
 
@@ -110,41 +115,41 @@ def _max_degree(n, known) -> int:
 
 
 def _hermite_h(x, n):
-    x, n, known = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "hermite_polynomial_h")
     limit = 512 if x.dtype == mx.float64 else 128
     steps = max(min(known, limit + 1) - 1, 0) if known is not None else limit - 1
     out = _recurrence(x, n, known, steps, 2 * x, lambda k, q, p: 2 * x * q - (2 * k) * p, 1)
     out = mx.where(n > limit, math.nan, out)
     out = mx.where(n == 1, 2 * x, mx.where(n == 0, 1.0, out))
-    return mx.where(n < 0, 0.0, out)
+    return mx.where(n < 0, 0.0, out).astype(dtype)
 
 
 def _hermite_he(x, n):
-    x, n, known = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "hermite_polynomial_he")
     limit = 512 if x.dtype == mx.float64 else 128
     steps = max(min(known, limit + 1) - 1, 0) if known is not None else limit - 1
     out = _recurrence(x, n, known, steps, x, lambda k, q, p: x * q - k * p, 1)
     out = mx.where(n > limit, math.nan, out)
     out = mx.where(n == 1, x, mx.where(n == 0, 1.0, out))
-    return mx.where(n < 0, 0.0, out)
+    return mx.where(n < 0, 0.0, out).astype(dtype)
 
 
 def _laguerre(x, n):
-    x, n, known = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "laguerre_polynomial_l")
     steps = max(_max_degree(n, known) - 1, 0)
     out = _recurrence(x, n, known, steps, 1 - x, lambda k, q, p: ((2 * k + 1 - x) * q - k * p) / (k + 1), 1)
     out = mx.where(n == 1, 1 - x, mx.where((n == 0) | (x == 0), 1.0, out))
-    return mx.where(n < 0, 0.0, out)
+    return mx.where(n < 0, 0.0, out).astype(dtype)
 
 
 def _legendre(x, n):
-    x, n, known = _degree(x, n)
+    x, n, known, dtype = _degree(x, n, "legendre_polynomial_p")
     steps = max(_max_degree(n, known) - 1, 0)
     out = _recurrence(x, n, known, steps, x, lambda k, q, p: ((2 * k + 1) * x * q - k * p) / (k + 1), 1)
     out = mx.where(n == 1, x, mx.where(n == 0, 1.0, out))
     odd = mx.remainder(n, 2) == 1
     out = mx.where(x == 1, 1.0, mx.where(x == -1, mx.where(odd, -1.0, 1.0), out))
-    return mx.where(n < 0, 0.0, out)
+    return mx.where(n < 0, 0.0, out).astype(dtype)
 
 
 def _nondiff(name, fwd):

@@ -22,7 +22,7 @@ import mlx.core as mx
 from .._tensor import Tensor
 from . import _bessel, _f64, _gamma
 from ._core import BINARY, UNARY, accepts_out, defop, document, inplace_method, methods
-from .elementwise import _binary, eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
+from .elementwise import eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
 from .reduce import _TORCH_NAMES
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -32,10 +32,17 @@ _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _HALF = (mx.float16, mx.bfloat16)
 
 
-def _unary(kernel):
+def _tensor_data(name: str, position: int, arg: str, value) -> None:
+    """PyTorch's TypeError for an argument that is not a Tensor (the op received its raw value: a number, a list)."""
+    if not isinstance(value, mx.array):
+        raise TypeError(f"{name}(): argument '{arg}' (position {position}) must be Tensor, not {type(value).__name__}")
+
+
+def _unary(kernel, name: str):
     """A kernel on one array, computed in float32 for float16/bfloat16 and rounded back (PyTorch's opmath)."""
 
     def fwd(a, *rest):
+        _tensor_data(name, 1, "input", a)
         if a.dtype in _HALF:
             return kernel(a.astype(mx.float32), *rest).astype(a.dtype)
         return kernel(a, *rest)
@@ -43,11 +50,12 @@ def _unary(kernel):
     return fwd
 
 
-def _binary_float(kernel):
-    """A kernel on two operands (arrays or numbers) promoted to one float dtype, float32 for the half types."""
+def _binary_float(kernel, name: str):
+    """A kernel on two operands (a tensor and a tensor or number) promoted to one float dtype, float32 for the half
+    types."""
 
     def fwd(a, b):
-        a, b = _gamma.float_operands(a, b)
+        a, b = _gamma.float_operands(a, b, name)
         if a.dtype in _HALF:
             return kernel(a.astype(mx.float32), b.astype(mx.float32)).astype(a.dtype)
         return kernel(a, b)
@@ -65,9 +73,10 @@ def _not_implemented(what: str):
 
 
 # ---------------------------------------------------------------------------------------------------- gamma family
-lgamma = defop("lgamma", _unary(_gamma.lgamma), vjp=lambda g, ans, x: g * digamma(x))
-digamma = defop("digamma", _unary(_gamma.digamma), vjp=lambda g, ans, x: g * polygamma(1, x))
-_polygamma = defop("polygamma", lambda n, a: _unary(lambda x: _gamma.polygamma(n, x))(a),
+lgamma = defop("lgamma", _unary(_gamma.lgamma, "lgamma"), vjp=lambda g, ans, x: g * digamma(x))
+digamma = defop("digamma", _unary(_gamma.digamma, "digamma"), vjp=lambda g, ans, x: g * polygamma(1, x))
+_polygamma_of = _unary(lambda x, n: _gamma.polygamma(n, x), "polygamma")
+_polygamma = defop("polygamma", lambda n, a: _polygamma_of(a, n),
                    vjp=(None, lambda g, ans, n, x: g * polygamma(n + 1, x)))
 
 
@@ -89,7 +98,7 @@ def _mvlgamma_fwd(a, p):
     return out + p * (p - 1) / 4 * math.log(math.pi)
 
 
-_mvlgamma = defop("mvlgamma", _unary(_mvlgamma_fwd),
+_mvlgamma = defop("mvlgamma", _unary(_mvlgamma_fwd, "mvlgamma"),
                   vjp=lambda g, ans, x, p: g * sum((digamma(x - j / 2) for j in range(1, p)), digamma(x)))
 
 
@@ -102,7 +111,7 @@ def mvlgamma(input, p: int) -> Tensor:  # noqa: A002
     return _mvlgamma(input, p)
 
 
-zeta = defop("zeta", _binary_float(_gamma.zeta), node="SpecialZetaBackward0",
+zeta = defop("zeta", _binary_float(_gamma.zeta, "zeta"), node="SpecialZetaBackward0",
              vjp=(_not_implemented("zeta"), lambda g, ans, x, q: -g * x * zeta(x + 1, q)))
 
 
@@ -111,9 +120,9 @@ def _igamma_grad(sign: float):
     return lambda g, ans, a, x: g * sign * exp((a - 1) * log(x) - x - lgamma(a))
 
 
-_igamma = defop("igamma", _binary_float(lambda a, x: _gamma.igamma(a, x, upper=False)),
+_igamma = defop("igamma", _binary_float(lambda a, x: _gamma.igamma(a, x, upper=False), "igamma"),
                 vjp=(_not_implemented("igamma: input"), _igamma_grad(1.0)))
-_igammac = defop("igammac", _binary_float(lambda a, x: _gamma.igamma(a, x, upper=True)),
+_igammac = defop("igammac", _binary_float(lambda a, x: _gamma.igamma(a, x, upper=True), "igammac"),
                  vjp=(_not_implemented("igammac: input"), _igamma_grad(-1.0)))
 
 
@@ -176,25 +185,25 @@ def _ndtri_fwd(p):
     return mx.where((p < 0) | (p > 1) | mx.isnan(p), math.nan, out)
 
 
-ndtr = defop("ndtr", _unary(_ndtr_fwd), node="SpecialNdtrBackward0",
+ndtr = defop("ndtr", _unary(_ndtr_fwd, "ndtr"), node="SpecialNdtrBackward0",
              vjp=lambda g, ans, x: g * exp(-x * x / 2) / _SQRT_2PI)
 # d log_ndtr = phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt2): no underflow in the lower tail
-log_ndtr = defop("log_ndtr", _unary(_log_ndtr_fwd), node="SpecialLogNdtrBackward0",
+log_ndtr = defop("log_ndtr", _unary(_log_ndtr_fwd, "log_ndtr"), node="SpecialLogNdtrBackward0",
                  vjp=lambda g, ans, x: g * _SQRT_2_OVER_PI / erfcx(-x * _SQRT_HALF))
-ndtri = defop("ndtri", _unary(_ndtri_fwd), node="SpecialNdtriBackward0", save="ans",
+ndtri = defop("ndtri", _unary(_ndtri_fwd, "ndtri"), node="SpecialNdtriBackward0", save="ans",
               vjp=lambda g, ans, x: g * _SQRT_2PI * exp(ans * ans / 2))
-erfcx = defop("erfcx", _unary(lambda a: _f64.erfcx(_gamma.floating(a))), node="SpecialErfcxBackward0", save="both",
-              vjp=lambda g, ans, x: g * (2 * x * ans - _TWO_OVER_SQRT_PI))
+erfcx = defop("erfcx", _unary(lambda a: _f64.erfcx(_gamma.floating(a)), "erfcx"), node="SpecialErfcxBackward0",
+              save="both", vjp=lambda g, ans, x: g * (2 * x * ans - _TWO_OVER_SQRT_PI))
 
 
-# ---------------------------------------------------------------------------------------------------- entr, logit, xlog1py
+# ---------------------------------------------------------------------------------------------------- entr, logit, ...
 def _entr_fwd(a):
     a = _gamma.floating(a)
     out = -a * mx.log(mx.where(a > 0, a, 1.0))
     return mx.where(a < 0, -math.inf, mx.where(a == 0, 0.0, mx.where(a > 0, out, a)))
 
 
-entr = defop("entr", _unary(_entr_fwd), node="SpecialEntrBackward0", vjp=lambda g, ans, x: -g * (log(x) + 1))
+entr = defop("entr", _unary(_entr_fwd, "entr"), node="SpecialEntrBackward0", vjp=lambda g, ans, x: -g * (log(x) + 1))
 
 
 def _logit_fwd(a, eps):
@@ -211,7 +220,7 @@ def _logit_vjp(g, ans, x, eps):
     return where(logical_and(ge(x, eps), le(x, 1 - eps)), d, 0.0)  # clamped: no gradient outside (NaN included)
 
 
-_logit = defop("logit", _unary(_logit_fwd), vjp=_logit_vjp)
+_logit = defop("logit", _unary(_logit_fwd, "logit"), vjp=_logit_vjp)
 
 
 @accepts_out
@@ -222,36 +231,35 @@ def logit(input, eps: float | None = None) -> Tensor:  # noqa: A002
 
 def _xlog1py_fwd(a, b):
     # 0 where x == 0 (whatever y is, but NaN), NaN where y is NaN
-    a, b = _gamma.float_operands(a, b)
     return mx.where(mx.isnan(b), b, mx.where(a == 0, 0, a * mx.log1p(b)))
 
 
-xlog1py = defop("xlog1py", _binary(_xlog1py_fwd), node="SpecialXlog1PyBackward0",
+xlog1py = defop("xlog1py", _binary_float(_xlog1py_fwd, "xlog1py"), node="SpecialXlog1PyBackward0",
                 vjp=(lambda g, ans, x, y: where(logical_and(eq(x, 0), le(y, -1)), 0.0, xlog1py(g, y)),
                      lambda g, ans, x, y: g * x / (y + 1)))
 
 
 # ---------------------------------------------------------------------------------------------------- Bessel
-def _i(nu: int, scaled: bool):
-    return _unary(lambda a: _bessel.modified_i(a, nu, scaled))
+def _i(nu: int, scaled: bool, name: str):
+    return _unary(lambda a: _bessel.modified_i(a, nu, scaled), name)
 
 
 def _safe_x(x):
     return where(eq(x, 0), 1.0, x)
 
 
-i0 = defop("i0", _i(0, False), vjp=lambda g, ans, x: g * i1(x))
-i0e = defop("i0e", _i(0, True), node="SpecialI0EBackward0", save="both",
+i0 = defop("i0", _i(0, False, "i0"), vjp=lambda g, ans, x: g * i1(x))
+i0e = defop("i0e", _i(0, True, "i0e"), node="SpecialI0EBackward0", save="both",
             vjp=lambda g, ans, x: g * (i1e(x) - sign(x) * ans))
 # I1' = I0 - I1/x and I1e' = I0e - I1e (sign(x) + 1/x): 1/2 at x = 0 (the limit)
-i1 = defop("i1", _i(1, False), node="SpecialI1Backward0", save="both",
+i1 = defop("i1", _i(1, False, "i1"), node="SpecialI1Backward0", save="both",
            vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0(x) - ans / _safe_x(x)))
-i1e = defop("i1e", _i(1, True), node="SpecialI1EBackward0", save="both",
+i1e = defop("i1e", _i(1, True, "i1e"), node="SpecialI1EBackward0", save="both",
             vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0e(x) - ans * (sign(x) + 1 / _safe_x(x))))
 
 
 def _nondiff(name, kernel):
-    return defop(name, _unary(kernel), differentiable=False)
+    return defop(name, _unary(kernel, name), differentiable=False)
 
 
 bessel_j0 = _nondiff("bessel_j0", lambda a: _bessel.bessel(a, 0, second=False))
@@ -268,29 +276,7 @@ spherical_bessel_j0 = _nondiff("spherical_bessel_j0", _bessel.spherical_j0)
 airy_ai = _nondiff("airy_ai", _bessel.airy_ai)
 
 
-# ---------------------------------------------------------------------------------------------------- methods, help()
-methods(lgamma, digamma, i0, mvlgamma, igamma, igammac, logit)
-for _name, _fn in [("lgamma_", lgamma), ("digamma_", digamma), ("i0_", i0), ("mvlgamma_", mvlgamma),
-                   ("igamma_", igamma), ("igammac_", igammac), ("logit_", logit), ("exp2_", exp2),
-                   ("expm1_", expm1), ("log1p_", log1p)]:
-    setattr(Tensor, _name, inplace_method(_name, _fn))
-
-
-def _polygamma_method(self, n):
-    return polygamma(n, self)
-
-
-def _polygamma_inplace(self, n):
-    return self._inplace(lambda old: polygamma(n, old))
-
-
-_polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
-_polygamma_method.__doc__ = "``polygamma(n, self)``: the n-th derivative of digamma."
-_polygamma_inplace.__name__ = _polygamma_inplace.__qualname__ = "polygamma_"
-_polygamma_inplace.__doc__ = "In-place version of ``polygamma``: ``self`` is overwritten with the result."
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = _polygamma_inplace
-
+# ---------------------------------------------------------------------------------------------------- help(), methods
 document(UNARY, {
     lgamma: "``log |Gamma(input)|``, elementwise (+inf at the poles 0, -1, -2, ...).",
     digamma: "The digamma function ``d/dx log Gamma(x)`` (-inf at +0, NaN at the negative integers).",
@@ -323,3 +309,26 @@ document(BINARY, {
     zeta: "The Hurwitz zeta function ``sum_k (k + other) ** -input``; differentiable in ``other`` only.",
     xlog1py: "``input * log1p(other)``, 0 where ``input`` is 0 (NaN where other is NaN).",
 })
+
+# the methods after help(): the in-place forms take their signatures from the documented ops
+methods(lgamma, digamma, i0, mvlgamma, igamma, igammac, logit)
+for _name, _fn in [("lgamma_", lgamma), ("digamma_", digamma), ("i0_", i0), ("mvlgamma_", mvlgamma),
+                   ("igamma_", igamma), ("igammac_", igammac), ("logit_", logit), ("exp2_", exp2),
+                   ("expm1_", expm1), ("log1p_", log1p)]:
+    setattr(Tensor, _name, inplace_method(_name, _fn))
+
+
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+def _polygamma_inplace(self, n):
+    return self._inplace(lambda old: polygamma(n, old))
+
+
+_polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
+_polygamma_method.__doc__ = "``polygamma(n, self)``: the n-th derivative of digamma."
+_polygamma_inplace.__name__ = _polygamma_inplace.__qualname__ = "polygamma_"
+_polygamma_inplace.__doc__ = "In-place version of ``polygamma``: ``self`` is overwritten with the result."
+Tensor.polygamma = _polygamma_method
+Tensor.polygamma_ = _polygamma_inplace

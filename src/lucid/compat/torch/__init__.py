@@ -13,9 +13,8 @@ package holds only where PyTorch's API differs from lucid's seed API or has no l
   CUDA streams) imports fine and raises when used.
 
 Any ``torch.X`` submodule that compat does not define is lucid's ``lucid.X`` (``torch.nn.init``, ``torch.optim``,
-``torch.optim.lr_scheduler``, ``torch.utils.data``, ``torch.linalg``, ``torch.func``, ``torch.utils.checkpoint``,
-``torch.distributions``),
-so what lucid adds appears here too.
+``torch.optim.lr_scheduler``, ``torch.utils.data``, ``torch.linalg``, ``torch.special``, ``torch.func``,
+``torch.utils.checkpoint``, ``torch.distributions``), so what lucid adds appears here too.
 """
 import builtins as _builtins
 import os as _os
