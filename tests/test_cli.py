@@ -1,8 +1,10 @@
 """The ``lucid`` command, run in-process through ``lucid.cli.main``: listing, training outputs, exact resume
 (also after Ctrl-C), sampling and evaluating, and bad input."""
 import csv
+import io
 import json
 import os
+import shutil
 import signal
 import sys
 
@@ -151,6 +153,8 @@ def test_sample_generates_text_and_images(tmp_path, capsys):
     assert text.startswith("ROMEO:") and len(text.rstrip("\n")) >= 26
     assert main(["sample", "gpt", "--from", str(lm), "--prompt", "\u00e9"]) == 2
     assert "outside the vocabulary" in capsys.readouterr().err
+    assert main(["sample", "gpt", "--from", str(lm), "--prompt", ""]) == 2
+    assert "lucid sample: error: --prompt is empty" in capsys.readouterr().err
     assert _train("vae", "--steps", "2", "--out", str(vae)) == 0
     (vae / "samples.png").unlink()
     assert main(["sample", "vae", "--from", str(vae), "--num", "16"]) == 0
@@ -239,7 +243,6 @@ def mlp_runs(tmp_path_factory):
 
 
 def _copy(run, to):
-    import shutil
     shutil.copytree(run, to)
     return to
 
@@ -324,6 +327,8 @@ def test_train_refuses_an_out_that_holds_another_models_run(tmp_path, capsys, ml
     (["sample", "gpt", "--from", ".", "--temperature", "inf"], "argument --temperature: expected a finite number"),
     (["sample", "gpt", "--from", ".", "--length", "0"], "argument --length: expected an integer >= 1"),
     (["run", "no_such_script.py"], "no such script: 'no_such_script.py'"),
+    (["train", "pinn", "--lr", "1e30", "--steps", "20", "--quiet"], "the training loss became inf at step 2; try a "
+     "smaller --lr"),
 ])
 def test_a_mistake_on_the_command_line_is_one_error_line(argv, message, tmp_path, capsys):
     assert main([*argv, *(["--out", str(tmp_path / "run")] if argv[0] == "train" else [])]) == 2
@@ -351,7 +356,6 @@ def _damage(run, name, content):
 
 
 def _optimizer_without_keys(raw):
-    import io
     buffer = io.BytesIO()
     lucid.save({"step": 2}, buffer)
     return buffer.getvalue()
@@ -366,17 +370,23 @@ DAMAGED = [
     ("config.json", {"model": "mlp", "model_config": {"hidden": "wide"}, "step": 2},
      "config.json is damaged: \"model_config\" has hidden='wide'"),
     ("config.json", {"model": "alexnet", "step": 2}, "config.json is damaged: \"model\" is 'alexnet'"),
+    ("config.json", {"model": ["mlp"], "step": 2}, "config.json is damaged: \"model\" is ['mlp']"),
+    ("config.json", {"model": "mlp", "step": 2, "result": {"test_acc": "high"}},
+     'config.json is damaged: "train_time_s" and the values of "result" must be numbers'),
+    ("config.json", {"model": "mlp", "model_config": {"hidden": [-3]}, "step": 2},
+     "cannot build mlp from the model_config of config.json"),
     ("model.safetensors", None, "model.safetensors is missing"),
     ("model.safetensors", lambda raw: raw[:100], "model.safetensors: header length"),
     ("optimizer.safetensors", None, "optimizer.safetensors is missing"),
     ("optimizer.safetensors", lambda raw: raw[:-8], "truncated"),
     ("optimizer.safetensors", _optimizer_without_keys, "optimizer.safetensors lacks rng_state, optimizers, schedulers"),
+    ("metrics.csv", b"step,train_loss\n2,low\n", "metrics.csv is damaged (ValueError"),
 ]
 
 
 @pytest.mark.parametrize("command, name, content, message", [
     (command, *case) for case in DAMAGED for command in ("resume", "eval")
-    if command == "resume" or not case[0].startswith("optimizer")])  # lucid eval reads the weights only
+    if command == "resume" or case[0] in ("config.json", "model.safetensors")])  # eval reads only these
 def test_a_damaged_run_directory_is_named_without_a_traceback(command, name, content, message, tmp_path, capsys,
                                                               mlp_runs):
     run = _copy(mlp_runs / "step2", tmp_path / "mlp")

@@ -217,14 +217,14 @@ def cmd_train(args) -> int:
 def _load_run(model: str, run: Path):
     """A recipe with its data and trained modules from a lucid train directory."""
     from .recipes import RECIPES
-    from .runs import load_weights, read_config
+    from .runs import build, load_weights, read_config
     saved = read_config(run)
     if saved["model"] != model:
         raise _usage_error(f"{run} holds a {saved['model']!r} run, not {model!r}")
     args = saved["args"]
     recipe = RECIPES[model](saved["model_config"], seed=args.get("seed", 0), batch_size=args.get("batch_size"))
     recipe.load_data()
-    modules = recipe.build()
+    modules = build(recipe)
     load_weights(modules, run, model, saved["model"])
     for name, module in modules.items():
         setattr(recipe, name, module)

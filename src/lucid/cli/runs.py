@@ -100,8 +100,7 @@ _ARGS = {
     "steps": ("an integer >= 1", lambda v: _is_int(v) and v >= 1),
     "batch_size": ("an integer >= 1", lambda v: _is_int(v) and v >= 1),
     "eval_every": ("null or an integer >= 1", lambda v: v is None or _is_int(v) and v >= 1),
-    "lr": ("a finite number > 0", lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)
-           and math.isfinite(v) and v > 0),
+    "lr": ("a finite number > 0", lambda v: _is_number(v) and math.isfinite(v) and v > 0),
     "seed": ("an integer in [0, 2**64)", lambda v: _is_int(v) and 0 <= v < 1 << 64),
     "compile": ("true or false", lambda v: isinstance(v, bool)),
     "amp": ('null, "bf16" or "fp16"', lambda v: v in (None, "bf16", "fp16")),
@@ -113,14 +112,17 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
 def read_config(run: Path) -> dict:
     """``run``'s config.json, checked: a JSON object with the model's name, its constructor arguments and the
     training arguments (each as the command line would accept it)."""
-    if (run / "config.json").is_file() or (run / READY).is_dir():
-        try:
-            finish_checkpoint(run)
-        except OSError as e:
-            raise UsageError(f"{run}: cannot complete its last checkpoint ({e.strerror or e})") from None
+    try:
+        finish_checkpoint(run)
+    except OSError as e:
+        raise UsageError(f"{run}: cannot complete its last checkpoint ({e.strerror or e})") from None
     path = run / "config.json"
     if not path.is_file():
         raise UsageError(f"{run} is not a lucid run directory (no config.json; a run is written by lucid train)")
@@ -135,7 +137,7 @@ def read_config(run: Path) -> dict:
     if not isinstance(config, dict):
         raise bad(f"expected a JSON object, found {type(config).__name__}")
     from .recipes import RECIPES
-    if config.get("model") not in RECIPES:
+    if not isinstance(config.get("model"), str) or config["model"] not in RECIPES:
         raise bad(f'"model" is {config.get("model")!r}, not one of the zoo\'s models')
     if not isinstance(config.get("files", {}), dict):
         raise bad('"files" is not a JSON object')
@@ -144,6 +146,8 @@ def read_config(run: Path) -> dict:
             raise bad(f'"{key}" is not a JSON object')
     if not _is_int(config.get("step")) or config["step"] < 0:
         raise bad(f'"step" is {config.get("step")!r}, not an integer >= 0')
+    if not _is_number(config.get("train_time_s", 0.0)) or not all(map(_is_number, config["result"].values())):
+        raise bad('"train_time_s" and the values of "result" must be numbers')
     defaults = RECIPES[config["model"]]().default_config() if config["model_config"] else {}
     for key, value in config["model_config"].items():
         if key not in defaults or not _same_kind(value, defaults[key]):
@@ -159,8 +163,19 @@ def _same_kind(value, default) -> bool:
     if isinstance(default, bool):
         return isinstance(value, bool)
     if isinstance(default, float):
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return _is_number(value)
+    if isinstance(default, list):
+        return isinstance(value, list) and (not default or all(_same_kind(v, default[0]) for v in value))
     return default is None or type(value) is type(default)
+
+
+def build(recipe) -> dict:
+    """``recipe.build()``; a constructor argument it refuses (from a config.json edited by hand) is a UsageError."""
+    try:
+        return recipe.build()
+    except (AssertionError, RuntimeError, TypeError, ValueError, ZeroDivisionError) as e:
+        raise UsageError(f"cannot build {recipe.name} from the model_config of config.json, {recipe.config}: "
+                         f"{type(e).__name__}: {e}") from None
 
 
 def read_metrics(run: Path, up_to_step: int) -> list[dict]:

@@ -33,7 +33,8 @@ import lucid
 
 from . import figures
 from .recipes.base import Recipe, UsageError
-from .runs import check_set, load_weights, read_metrics, read_training_state, weights_file, write_checkpoint, write_metrics
+from .runs import (build, check_set, load_weights, read_metrics, read_training_state, weights_file, write_checkpoint,
+                   write_metrics)
 
 INTERRUPTED = 130  # the exit status of a run stopped with Ctrl-C (128 + SIGINT), as shells report it
 
@@ -91,7 +92,7 @@ class Trainer:
             raise UsageError(f"--batch-size {recipe.batch_size} is larger than {recipe.name}'s training set ({n} "
                              f"examples); choose at most {n}")
         lucid.manual_seed(recipe.seed)
-        self.modules = recipe.build()
+        self.modules = build(recipe)
         self.optimizers = recipe.make_optimizers(self.modules, lr)
         self.schedulers = recipe.make_schedulers(self.optimizers)
         for name, obj in {**self.modules, **self.optimizers, **self.schedulers}.items():
