@@ -15,8 +15,7 @@ from __future__ import annotations
 import lucid
 
 from .. import nn
-from ..distributions import Independent, Normal, constraints
-from ..distributions.transformed_distribution import TransformedDistribution
+from ..distributions import Independent, Normal, TransformedDistribution, constraints
 from ..distributions.transforms import Transform
 
 
