@@ -124,6 +124,7 @@ def test_ddpm_keys_and_shapes():
     assert model(x, t).shape == (3, 10) and model.loss(x).shape == ()
     samples = model.sample(6)
     assert samples.shape == (6, 10) and samples.min().item() >= -1 and samples.max().item() <= 1
+    assert not samples.requires_grad
 
 
 def test_ddpm_schedule_is_ho_et_als():
@@ -205,7 +206,7 @@ def few_samples(monkeypatch):
     """ddpm with a 10-step schedule scoring 100 generated digits (the recipe's: 100 steps, 1000 digits, 100,000
     network evaluations per score)."""
     recipe = RECIPES["ddpm"]
-    small = {**recipe.default_config(recipe), "timesteps": 10, "beta_start": 0.01, "beta_end": 0.5}
+    small = {**recipe().default_config(), "timesteps": 10, "beta_start": 0.01, "beta_end": 0.5}
     monkeypatch.setattr(recipe, "default_config", lambda self: small)
     monkeypatch.setattr(recipe, "n_eval", 100)
 
