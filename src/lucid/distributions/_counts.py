@@ -1,5 +1,7 @@
 """Exact samplers for the counting distributions: Poisson and Binomial draws on MLX arrays, vectorised over every
-element with a fixed number of steps (no Python loop per element, nothing evaluated while the graph is built).
+element with a bounded number of steps (no Python loop per element). Two reads of values keep the work down: the
+parameters decide which of the two samplers below run at all, and the rejection sampler stops after the block of
+candidates in which every element has accepted one (inside a trace, where nothing can be read, everything runs).
 
 - Small means (rate < 10, or n min(p, 1 - p) < 10): inversion. The probabilities of 0, 1, ..., K - 1 follow one
   from the other (p_{k+1} = p_k * ratio), and the draw is the number of partial sums F(k) below u * F(K - 1): the
@@ -22,6 +24,7 @@ import math
 import mlx.core as mx
 
 from .._creation import _key
+from .._pending import _tracing
 from ..ops._f64 import by_dtype, exp as _exp64
 
 _exp = by_dtype(mx.exp, _exp64)
@@ -87,9 +90,11 @@ def _invert(u, first, ratio) -> mx.array:
 
 
 def _rounds(key, shape, dtype, propose):
-    """Run a rejection sampler for ``_ROUNDS`` candidates per element: ``propose(u, v)`` gives candidates and
-    whether each is accepted; the first accepted one is kept. The candidates come ``_BLOCK`` at a time along a
-    leading axis, so that the graph has few (larger) operations."""
+    """Run a rejection sampler for up to ``_ROUNDS`` candidates per element: ``propose(u, v)`` gives candidates
+    and whether each is accepted; the first accepted one is kept. The candidates come ``_BLOCK`` at a time along a
+    leading axis (few, larger operations); once every element has accepted one, the remaining blocks are skipped
+    (one evaluation per block; inside a trace, where nothing can be read, every block runs). The keys are split
+    beforehand, so the draws do not depend on how many blocks ran."""
     value = None
     done = mx.zeros(shape, dtype=mx.bool_)
     for round_key in mx.random.split(key, _ROUNDS // _BLOCK):
@@ -99,7 +104,24 @@ def _rounds(key, shape, dtype, propose):
         candidate = mx.take_along_axis(candidates, first, axis=0)[0]
         value = candidate if value is None else mx.where(done, value, candidate)
         done = done | mx.any(accept, axis=0)
+        if not _tracing() and bool(mx.all(done)):
+            break
     return value
+
+
+def _regimes(small: mx.array) -> tuple:
+    """Whether some element needs the inversion sampler and whether some needs the rejection one: read from the
+    parameters, so that a batch in one regime runs one sampler (inside a trace both run)."""
+    if _tracing():
+        return True, True
+    any_large = bool(mx.any(~small))
+    return bool(mx.any(small)) or not any_large, any_large  # (an empty batch runs the inversion, on nothing)
+
+
+def _select(small, by_inversion, by_rejection):
+    if by_rejection is None:
+        return by_inversion
+    return by_rejection if by_inversion is None else mx.where(small, by_inversion, by_rejection)
 
 
 def poisson(rate: mx.array, generator=None) -> mx.array:
@@ -108,11 +130,20 @@ def poisson(rate: mx.array, generator=None) -> mx.array:
     lam = rate.astype(dtype)
     key_small, key_large = mx.random.split(_key(generator))
     small = lam < _SMALL_MEAN
+    any_small, any_large = _regimes(small)
 
-    lam_s = mx.where(small, lam, 1.0)
-    u = _uniform(lam.shape, dtype, key_small)
-    by_inversion = _invert(u, _exp(-lam_s), lambda k: lam_s / (k + 1))
+    by_inversion = by_rejection = None
+    if any_small:
+        lam_s = mx.where(small, lam, 1.0)
+        u = _uniform(lam.shape, dtype, key_small)
+        by_inversion = _invert(u, _exp(-lam_s), lambda k: lam_s / (k + 1))
+    if any_large:
+        by_rejection = _ptrs(lam, small, dtype, key_large)
+    return _select(small, by_inversion, by_rejection).astype(rate.dtype)
 
+
+def _ptrs(lam, small, dtype, key):
+    """Hörmann's PTRS on the elements of rate >= 10 (the others get a stand-in rate of 10)."""
     lam_l = mx.where(small, _SMALL_MEAN, lam)
     slam, loglam = mx.sqrt(lam_l), mx.log(lam_l)
     b = 0.931 + 2.53 * slam
@@ -129,8 +160,7 @@ def poisson(rate: mx.array, generator=None) -> mx.array:
         full = (k >= 0) & ~((us < 0.013) & (v > us)) & (log_ratio <= _poisson_log_pmf(k_safe, lam_l, loglam))
         return k_safe, squeeze | full
 
-    by_rejection = _rounds(key_large, lam.shape, dtype, propose)
-    return mx.where(small, by_inversion, by_rejection).astype(rate.dtype)
+    return _rounds(key, lam.shape, dtype, propose)
 
 
 def binomial(count: mx.array, prob: mx.array, generator=None) -> mx.array:
@@ -141,13 +171,22 @@ def binomial(count: mx.array, prob: mx.array, generator=None) -> mx.array:
     q = mx.where(flip, 1 - p, p)
     key_small, key_large = mx.random.split(_key(generator))
     small = n * q < _SMALL_MEAN
+    any_small, any_large = _regimes(small)
 
-    q_s = mx.where(small, q, 0.0)
-    odds = q_s / (1 - q_s)
-    u = _uniform(n.shape, dtype, key_small)
-    by_inversion = _invert(u, _exp(n * mx.log1p(-q_s)), lambda k: mx.maximum(n - k, 0) / (k + 1) * odds)
+    by_inversion = by_rejection = None
+    if any_small:
+        q_s = mx.where(small, q, 0.0)
+        odds = q_s / (1 - q_s)
+        u = _uniform(n.shape, dtype, key_small)
+        by_inversion = _invert(u, _exp(n * mx.log1p(-q_s)), lambda k: mx.maximum(n - k, 0) / (k + 1) * odds)
+    if any_large:
+        by_rejection = _btrs(n, q, small, dtype, key_large)
+    draws = _select(small, by_inversion, by_rejection)
+    return mx.where(flip, n - draws, draws).astype(prob.dtype)
 
-    # BTRS on the elements with n q >= 10 (the others get harmless stand-ins: n = 40, q = 1/2)
+
+def _btrs(n, q, small, dtype, key):
+    """Hörmann's BTRS on the elements with n q >= 10 (the others get harmless stand-ins: n = 40, q = 1/2)."""
     n_l, q_l = mx.where(small, 40.0, n), mx.where(small, 0.5, q)
     spq = mx.sqrt(n_l * q_l * (1 - q_l))
     b = 1.15 + 2.53 * spq
@@ -167,6 +206,4 @@ def binomial(count: mx.array, prob: mx.array, generator=None) -> mx.array:
         log_v = mx.log(v * alpha / (a / (us * us) + b))
         return ks, inside & (squeeze | (log_v <= _binomial_log_ratio(ks, m, n_l, log_odds)))
 
-    by_rejection = _rounds(key_large, n.shape, dtype, propose)
-    draws = mx.where(small, by_inversion, by_rejection)
-    return mx.where(flip, n - draws, draws).astype(prob.dtype)
+    return _rounds(key, n.shape, dtype, propose)
