@@ -16,7 +16,7 @@ from lucid.cli import main
 from lucid.cli.recipes import RECIPES
 
 PNG = b"\x89PNG\r\n\x1a\n"
-ZOO = ["mlp", "lenet5", "resnet18", "vit", "gpt", "lstm_lm", "vae", "dcgan", "maml", "pinn"]
+ZOO = ["mlp", "lenet5", "resnet18", "vit", "gpt", "lstm_lm", "vae", "dcgan", "realnvp", "ddpm", "maml", "pinn"]
 
 
 def _is_png(path):
@@ -32,7 +32,7 @@ def _train(*args):
     return main(["train", *args, "--quiet"])
 
 
-def test_models_lists_the_ten_models(capsys):
+def test_models_lists_the_twelve_models(capsys):
     assert main(["models"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     assert [line.split()[0] for line in lines] == ZOO

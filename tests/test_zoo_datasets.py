@@ -1,5 +1,6 @@
-"""lucid.datasets for the zoo: the bundled tiny Shakespeare corpus (size, vocabulary, split, encode/decode) and the
-generated shapes (shapes, dtypes, ranges, determinism, class balance, that each class is drawn as its shape)."""
+"""lucid.datasets for the zoo: the bundled tiny Shakespeare corpus (size, vocabulary, split, encode/decode), the
+generated shapes (shapes, dtypes, ranges, determinism, class balance, that each class is drawn as its shape) and
+two-moons points (their half circles, noise and determinism)."""
 import gzip
 from importlib import resources
 
@@ -7,7 +8,7 @@ import numpy as np
 import pytest
 
 import lucid
-from lucid.datasets import SHAPE_CLASSES, load_tinyshakespeare, make_shapes
+from lucid.datasets import SHAPE_CLASSES, load_tinyshakespeare, make_moons, make_shapes
 from lucid.datasets._shapes import _inside_distance
 
 
@@ -121,3 +122,36 @@ def test_each_class_is_drawn_as_its_shape(name, inside, outside):
 def test_make_shapes_bad_arguments(kwargs, match):
     with pytest.raises(ValueError, match=match):
         make_shapes(**kwargs)
+
+
+# ------------------------------------------------------------------------------------------------- moons
+def test_make_moons_shapes_and_determinism():
+    points, labels = make_moons(500, seed=3)
+    assert points.shape == (500, 2) and points.dtype == lucid.float32
+    assert labels.shape == (500,) and labels.dtype == lucid.int64 and set(labels.tolist()) == {0, 1}
+    again, _ = make_moons(500, seed=3)
+    np.testing.assert_array_equal(points.numpy(), again.numpy())
+    assert not np.array_equal(points.numpy(), make_moons(500, seed=4)[0].numpy())
+    assert make_moons(0)[0].shape == (0, 2)
+
+
+def test_make_moons_noise_free_points_lie_on_their_half_circles():
+    """Moon 0 on the upper unit half circle, moon 1 on the lower one centred at (1, 0.5); about half each."""
+    points, labels = make_moons(2000, noise=0.0, seed=1)
+    p, upper = points.numpy().astype(np.float64), labels.numpy() == 0
+    np.testing.assert_allclose(np.hypot(p[upper, 0], p[upper, 1]), 1.0, rtol=1e-6)
+    assert (p[upper, 1] >= 0).all()
+    np.testing.assert_allclose(np.hypot(p[~upper, 0] - 1, p[~upper, 1] - 0.5), 1.0, rtol=1e-6)
+    assert (p[~upper, 1] <= 0.5 + 1e-6).all()
+    assert 900 < upper.sum() < 1100
+    noisy, _ = make_moons(2000, noise=0.1, seed=1)  # the same angles and moons, plus N(0, 0.1^2) per coordinate
+    assert np.std(noisy.numpy() - p) == pytest.approx(0.1, rel=0.05)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(n=-1), "non-negative integer"), (dict(n=2.0), "non-negative integer"), (dict(n=True), "non-negative"),
+    (dict(n=4, noise=-0.1), "noise"), (dict(n=4, noise=float("nan")), "noise"),
+])
+def test_make_moons_bad_arguments(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        make_moons(**kwargs)

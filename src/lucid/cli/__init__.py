@@ -2,7 +2,7 @@
 
     lucid models                          the zoo, one line each
     lucid train MODEL [options]           train with a progress bar; checkpoint and figures in runs/MODEL
-    lucid sample MODEL --from DIR         generate from a trained gpt, lstm_lm, vae or dcgan
+    lucid sample MODEL --from DIR         generate from a trained gpt, lstm_lm, vae, dcgan or ddpm
     lucid eval MODEL --from DIR           the test metric of a checkpoint
     lucid info                            versions, device, BLAS
     lucid run SCRIPT [ARGS...]            a PyTorch program, unchanged, with ``torch`` resolved to lucid.compat.torch
@@ -52,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument("--amp", choices=["bf16", "fp16"], default=None, help=(
         "mixed precision: forward and loss under lucid.autocast in bfloat16 or float16 (parameters and optimizer "
-        "stay float32; fp16 adds a GradScaler); not for dcgan, maml, pinn"))
+        "stay float32; fp16 adds a GradScaler); not for dcgan, realnvp, maml, pinn"))
     train.add_argument("--distributed", action="store_true", help=(
         "data-parallel training over the processes started by mlx.launch (DistributedDataParallel; each process "
         "trains on its share of every batch; rank 0 writes the outputs)"))
@@ -60,12 +60,12 @@ def _parser() -> argparse.ArgumentParser:
     sample = sub.add_parser("sample", help="generate from a trained model")
     sample.add_argument("model", choices=samplers, metavar="MODEL", help="one of: " + ", ".join(samplers))
     sample.add_argument("--from", dest="run", required=True, metavar="DIR", help="a lucid train output directory")
-    sample.add_argument("--out", help="where samples.png goes for vae/dcgan (default: the --from directory)")
+    sample.add_argument("--out", help="where samples.png goes for vae/dcgan/ddpm (default: the --from directory)")
     sample.add_argument("--prompt", default="\n", help="gpt/lstm_lm: the text to continue")
     sample.add_argument("--length", type=_positive_int, default=500, help="gpt/lstm_lm: characters to generate")
     sample.add_argument("--temperature", type=_positive_float, default=0.8, help="gpt/lstm_lm: sampling temperature")
     sample.add_argument("--top-k", type=_positive_int, default=None, help="gpt: sample from the k likeliest")
-    sample.add_argument("--num", type=_positive_int, default=64, help="vae/dcgan: images to draw")
+    sample.add_argument("--num", type=_positive_int, default=64, help="vae/dcgan/ddpm: images to draw")
     sample.add_argument("--seed", type=_seed, default=0, help="sampling seed (as --seed of lucid train)")
 
     evaluate = sub.add_parser("eval", help="evaluate a trained model on its test data")
