@@ -9,12 +9,13 @@ promotion in this one place) and added into that node's buffer. ``backward`` add
 """
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .. import _checks
+from .. import _checks, _cpu_route
 from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -26,6 +27,39 @@ _ALL = object()  # "accumulate into every leaf"
 
 
 # ---------------------------------------------------------------------------------------------------- public API
+def _float64_on_cpu(walk):
+    """``backward``/``grad`` on a GPU default device (which has no float64) through a graph that holds float64: the
+    whole walk, seeds included, runs on the CPU stream (lucid._cpu_route). On a CPU default: one device query."""
+
+    @functools.wraps(walk)
+    def run(*args, **kwargs):
+        if _cpu_route.gpu_default() and _holds_float64(args[0] if args else kwargs.get("tensors",
+                                                                                       kwargs.get("outputs"))):
+            with _cpu_route.on_cpu():
+                return walk(*args, **kwargs)
+        return walk(*args, **kwargs)
+
+    return run
+
+
+def _holds_float64(tensors) -> bool:
+    """Whether a root or any node reachable from the roots has a float64 output."""
+    roots = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if isinstance(t, Tensor)]
+    stack = [t._fn for t in roots if t._fn is not None]
+    if any(t._st.data.dtype == mx.float64 for t in roots):
+        return True
+    seen = set(stack)
+    while stack:
+        for e in stack.pop().next:
+            if e is not None and e[0] not in seen:
+                if e[0].output_meta(e[1])[1] == mx.float64:
+                    return True
+                seen.add(e[0])
+                stack.append(e[0])
+    return False
+
+
+@_float64_on_cpu
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, grad_variables=None,
              inputs=None) -> None:
     """Compute the sum of gradients of ``tensors`` with respect to graph leaves and accumulate it into their
@@ -75,6 +109,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
                 evaluate_later(t)
 
 
+@_float64_on_cpu
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False, only_inputs: bool = True,
          allow_unused=None, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated.

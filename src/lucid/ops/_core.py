@@ -34,6 +34,7 @@ import warnings
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from .. import _grad_mode as gm
@@ -326,7 +327,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 bd = b._st.data if tb else b
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
-            _mlx_error(name, e, args)
+            d = _again_on_cpu(name, e, fwd, args, kwargs)
         st = _Storage()
         st.data = d
         st.version = 0
@@ -379,7 +380,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             try:  # (free until MLX raises)
                 st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
-                _mlx_error(name, e, args)
+                st.data = _again_on_cpu(name, e, fwd, args, kwargs)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -408,7 +409,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         try:
             st.data = fwd(*arrays, **kwargs)
         except ValueError as e:
-            _mlx_error(name, e, args)
+            st.data = _again_on_cpu(name, e, fwd, args, kwargs)
         if rg:
             out._rg = True
             out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
@@ -491,6 +492,19 @@ def call_with_out(fn, args: tuple, kwargs: dict):
         return out._renew(r.astype(o.dtype))
 
 
+def _again_on_cpu(name: str, e: ValueError, fwd, args: tuple, kwargs: dict):
+    """The forward of op ``name`` after it raised ``e``: if MLX refused float64 on a GPU default device, the forward
+    built again on the CPU stream (lucid._cpu_route: the only cost of routing, paid only then); any other MLX error
+    becomes PyTorch's (``_mlx_error``)."""
+    if not _cpu_route.refused(e):
+        _mlx_error(name, e, args)
+    with _cpu_route.on_cpu():
+        try:
+            return fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+        except ValueError as again:
+            _mlx_error(name, again, args)
+
+
 def _mlx_error(name: str, e: ValueError, args: tuple):
     """Re-raise an MLX ValueError from op ``name`` as PyTorch's RuntimeError, with lucid's explanation first and
     MLX's text as its cause: shape and broadcast mismatches are RuntimeErrors in PyTorch, and ported code catches
@@ -520,7 +534,7 @@ def _make_nondiff(name, fwd):
         try:
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:
-            _mlx_error(name, e, args)
+            out = _wrap(_again_on_cpu(name, e, fwd, args, kwargs))
         if _state.inference:
             out._ex().inference = True
         return out
