@@ -4,7 +4,8 @@ Every MLX GPU backend refuses float64 when the graph is built: an op placed on a
 output raises ``ValueError("float64 is not supported on the GPU")`` (mlx/array.cpp). ``install()`` wraps MLX's
 functions (``mlx.core`` and its ``linalg``, ``fft``, ``random``, ``fast`` modules) and the methods of ``mx.array``
 so that they raise exactly that while the simulated default device is the GPU, unless the call names a CPU stream;
-``mx.default_device``, ``mx.set_default_device`` and ``mx.is_available`` report and switch the simulated device.
+``mx.default_device``, ``mx.set_default_device`` and ``mx.stream`` report and switch the simulated device (``mx.is_available``
+still says there is no GPU: lucid makes no GPU stream).
 The arithmetic itself still runs on the CPU: this checks where lucid places float64 work, not GPU kernels.
 
 ``LUCID_TEST_DEVICE=simgpu`` runs the suite so (tests/conftest.py installs it before lucid is imported, so that
@@ -73,8 +74,16 @@ def _wrap(fn):
     return call
 
 
+_saved: list = []  # (owner, name, original) of what install() replaced
+
+
+def _replace(owner, name, value) -> None:
+    _saved.append((owner, name, owner.__dict__[name] if isinstance(owner, type) else getattr(owner, name)))
+    setattr(owner, name, value)
+
+
 def install() -> None:
-    """Wrap MLX once for this process (transparent while the simulated device is the CPU)."""
+    """Wrap MLX (transparent while the simulated device is the CPU); ``uninstall`` puts it back."""
     if _state.installed:
         return
     _state.installed = True
@@ -83,16 +92,16 @@ def install() -> None:
             f = getattr(mod, name)
             if name.startswith("_") or name in _SKIP or isinstance(f, (type, types.ModuleType)) or not callable(f):
                 continue
-            setattr(mod, name, _wrap(f))
+            _replace(mod, name, _wrap(f))
     for name in dir(mx.array):
         f = getattr(mx.array, name)
-        if name in _ARRAY_SKIP or isinstance(f, property) or not callable(f):
+        if name in _ARRAY_SKIP or isinstance(f, property) or not callable(f) or name not in mx.array.__dict__:
             continue
-        setattr(mx.array, name, _wrap(f))
+        _replace(mx.array, name, _wrap(f))
     transpose = mx.array.transpose
-    mx.array.T = property(lambda a: transpose(a))
+    _replace(mx.array, "T", property(lambda a: transpose(a)))
 
-    real_default, real_set, real_available = mx.default_device, mx.set_default_device, mx.is_available
+    real_default, real_set, real_stream = mx.default_device, mx.set_default_device, mx.stream
     gpu = mx.Device(mx.gpu)
 
     def default_device():
@@ -103,15 +112,33 @@ def install() -> None:
         if not _state.gpu:
             real_set(d)
 
-    def is_available(d):
-        return _state.gpu or real_available(d)
+    @contextlib.contextmanager
+    def stream(s):
+        before = _state.gpu
+        _state.gpu = not _names_cpu(s)
+        try:
+            with real_stream(s if _names_cpu(s) else mx.cpu):
+                yield
+        finally:
+            _state.gpu = before
 
-    mx.default_device, mx.set_default_device, mx.is_available = default_device, set_default_device, is_available
+    _replace(mx, "default_device", default_device)
+    _replace(mx, "set_default_device", set_default_device)
+    _replace(mx, "stream", stream)
+
+
+def uninstall() -> None:
+    while _saved:
+        owner, name, original = _saved.pop()
+        setattr(owner, name, original)
+    _state.installed = _state.gpu = False
 
 
 @contextlib.contextmanager
 def simulated_gpu():
-    """The simulated GPU as the default device for the ``with`` block (installs the wrappers if needed)."""
+    """The simulated GPU as the default device for the ``with`` block; the wrappers installed for the block only,
+    unless they were installed before (LUCID_TEST_DEVICE=simgpu)."""
+    installed = _state.installed
     install()
     before = _state.gpu
     _state.gpu = True
@@ -119,3 +146,5 @@ def simulated_gpu():
         yield
     finally:
         _state.gpu = before
+        if not installed:
+            uninstall()

@@ -13,8 +13,10 @@ So on a GPU default, float64 tensors and their ops, forward and backward, run on
 - a declared op (``ops/_core.py``) builds its forward on the default device and, only if MLX refuses float64 there,
   builds it again inside ``on_cpu()`` (``refused``): nothing is paid when MLX does not refuse, so nothing changes on a
   CPU default nor for float32 work on the GPU;
-- the few entry points that make float64 values outside a declared op ask ``gpu_default()`` first (one call into
-  MLX, ~0.1 us): the factories, a backward walk through a graph that holds float64, ``gradcheck``.
+- the entry points that make float64 values outside a declared op ask ``gpu_default()`` first (one call into MLX,
+  ~0.1 us), then enter ``on_cpu()`` for float64: the factories (``for_dtype``), a backward walk through a graph that
+  holds float64 (autograd/engine.py), ``gradcheck`` (``routed``), in-place writes (``Tensor._inplace``) and the ops
+  that compute on their inputs' arrays themselves (``float64_args``).
 
 ``on_cpu()`` makes the CPU MLX's default device for its duration. MLX's default device is one per process (its
 streams are per thread), so the scope is counted across threads: the first entry switches, the last exit switches
@@ -93,6 +95,31 @@ def build(fn, *args, **kwargs):
             raise
     with _ON_CPU:
         return fn(*args, **kwargs)
+
+
+def _float64(x) -> bool:
+    d = getattr(x, "dtype", None)
+    if isinstance(d, mx.Dtype):  # a Tensor or an MLX array
+        return d == mx.float64
+    if isinstance(x, (list, tuple)):
+        return any(_float64(y) for y in x)
+    return isinstance(x, mx.Dtype) and x == mx.float64  # a dtype= argument
+
+
+def float64_args(fn):
+    """``fn`` run inside ``on_cpu()`` when the default device is a GPU and an argument is float64 (a Tensor, an array,
+    a sequence of them, or a dtype). For the ops that compute on their inputs' MLX arrays themselves, outside a
+    declared op (sort's order, the pieces of split, the two outputs of var_mean ...), so that their effects happen
+    once. On a CPU default: one device query."""
+
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        if gpu_default() and (_float64(args) or any(_float64(v) for v in kwargs.values())):
+            with _ON_CPU:
+                return fn(*args, **kwargs)
+        return fn(*args, **kwargs)
+
+    return call
 
 
 def routed(fn):

@@ -725,7 +725,7 @@ class Tensor:
                                    f"type {_dtype.dtype_name(a.dtype)}")
             # cast the fresh result's own storage: its node keeps its name (AddBackward0, as in PyTorch) and the
             # engine casts the incoming gradient to this dtype, read from that storage
-            new._st.data = b.astype(a.dtype)
+            new._st.data = _cpu_route.build(b.astype, a.dtype)
         return new
 
     def _set_view_of(self, base: "Tensor", fn, write_back, error: str | None = None) -> "Tensor":

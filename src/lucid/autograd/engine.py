@@ -43,16 +43,21 @@ def _float64_on_cpu(walk):
 
 
 def _holds_float64(tensors) -> bool:
-    """Whether a root or any node reachable from the roots has a float64 output."""
+    """Whether a root, an output of a node reachable from the roots or a tensor such a node saved is float64."""
+    f64 = mx.float64
     roots = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if isinstance(t, Tensor)]
-    stack = [t._fn for t in roots if t._fn is not None]
-    if any(t._st.data.dtype == mx.float64 for t in roots):
+    if any(t._st.data.dtype == f64 for t in roots):
         return True
+    stack = [t._fn for t in roots if t._fn is not None]
     seen = set(stack)
     while stack:
-        for e in stack.pop().next:
+        node = stack.pop()
+        saved = getattr(node, "args", None)  # an op's saved inputs: one that needs no gradient still feeds the VJPs
+        if type(saved) is tuple and any(isinstance(a, Tensor) and a._st.data.dtype == f64 for a in saved):
+            return True
+        for e in node.next:
             if e is not None and e[0] not in seen:
-                if e[0].output_meta(e[1])[1] == mx.float64:
+                if e[0].output_meta(e[1])[1] == f64:
                     return True
                 seen.add(e[0])
                 stack.append(e[0])
@@ -485,7 +490,8 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: s
         shape, dtype = m.output_meta(nr)
         a = g if raw else g._st.data
         if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
-            g = _conform_array(a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
+            # (a custom Function may return a float64 gradient in a float32 graph: cast on the CPU on a GPU default)
+            g = _cpu_route.build(_conform_array, a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
         buf = buffers.get(m)
         if buf is None:
             buf = buffers[m] = [None] * m.num_outputs

@@ -22,6 +22,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
 from . import reduce as _reduce
@@ -247,6 +248,7 @@ def qr(A, mode: str = "reduced") -> linalg_qr:
     return linalg_qr(Q, R)
 
 
+@_cpu_route.float64_args
 def svd(A, full_matrices: bool = True, *, driver=None) -> linalg_svd:
     """``(U, S, Vh)`` with A = U diag(S) Vh, S descending. ``full_matrices=False``: U is m x k and Vh k x n. The
     gradient needs distinct singular values and a loss that does not depend on the signs of the singular vectors."""
@@ -258,6 +260,7 @@ def svd(A, full_matrices: bool = True, *, driver=None) -> linalg_svd:
     return linalg_svd(*_g.factor_outputs(_g.LinalgSvdBackward0, A, [u, s, vh], full_matrices=full_matrices))
 
 
+@_cpu_route.float64_args
 def svdvals(A, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending (gradient U diag(gS) Vh)."""
     A = _matrices(A, "linalg.svdvals", square=False)
