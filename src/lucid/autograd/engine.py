@@ -491,7 +491,8 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: s
         a = g if raw else g._st.data
         if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
             # (a custom Function may return a float64 gradient in a float32 graph: cast on the CPU on a GPU default)
-            g = _cpu_route.build(_conform_array, a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
+            g = (_cpu_route.build(_conform_array, a, shape, dtype, node, i) if raw
+                 else _conform(g, shape, dtype, node, i))
         buf = buffers.get(m)
         if buf is None:
             buf = buffers[m] = [None] * m.num_outputs
