@@ -44,6 +44,7 @@ def test_the_simulation_refuses_float64_as_mlx_gpus_do(gpu):
     np.testing.assert_array_equal(np.array(mx.add(mx.array([1.0], dtype=mx.float64), 1, stream=mx.cpu)), [2.0])
 
 
+@pytest.mark.cpu_only("about a CPU default device")
 def test_nothing_is_routed_on_a_cpu_default(scopes):
     x = lucid.tensor([0.5, 1.5], dtype=f64, requires_grad=True)
     (x.sin() * x).sum().backward()

@@ -15,8 +15,9 @@ So on a GPU default, float64 tensors and their ops, forward and backward, run on
   CPU default nor for float32 work on the GPU;
 - the entry points that make float64 values outside a declared op ask ``gpu_default()`` first (one call into MLX,
   ~0.1 us), then enter ``on_cpu()`` for float64: the factories (``for_dtype``), a backward walk through a graph that
-  holds float64 (autograd/engine.py), ``gradcheck`` (``routed``), in-place writes (``Tensor._inplace``) and the ops
-  that compute on their inputs' arrays themselves (``float64_args``).
+  holds float64 (autograd/engine.py), ``gradcheck`` (``routed``), in-place writes (``Tensor._inplace``), an optimizer
+  step over float64 parameters, and the ops that compute on their inputs' arrays themselves (``float64_args``).
+  ``build`` retries a single pure MLX call (a cast) the way a declared op does.
 
 ``on_cpu()`` makes the CPU MLX's default device for its duration. MLX's default device is one per process (its
 streams are per thread), so the scope is counted across threads: the first entry switches, the last exit switches
@@ -71,8 +72,6 @@ class _OnCpu:
 
 
 _ON_CPU = _OnCpu()
-
-
 _AS_IS = contextlib.nullcontext()
 
 
