@@ -1,7 +1,7 @@
-"""float64 on a GPU default device runs on the CPU stream (lucid._cpu_route), checked on a CPU-only MLX with the
-simulated GPU of tests/simgpu.py: there MLX refuses float64 off the CPU stream exactly as its GPU backends do, so
-every float64 op below that lucid did not route to the CPU would raise. Values are checked against numpy or closed
-forms; gradients with gradcheck and gradgradcheck."""
+"""float64 on a GPU default device runs on the CPU stream (lucid._cpu_route): on MLX's GPU where there is one, else
+on a CPU-only MLX with the simulated GPU of tests/simgpu.py, where MLX refuses float64 off the CPU stream exactly as
+its GPU backends do. Either way, every float64 op below that lucid did not route to the CPU would raise. Values
+are checked against numpy or closed forms; gradients with gradcheck and gradgradcheck."""
 import threading
 
 import mlx.core as mx
@@ -18,9 +18,18 @@ f64 = lucid.float64
 
 @pytest.fixture
 def gpu():
-    with simulated_gpu():
-        assert lucid.get_default_device().type == "gpu"
-        yield
+    """MLX's GPU as the default device: the real one where this MLX has a GPU, else the simulated one."""
+    if mx.is_available(mx.gpu):
+        before = mx.default_device()
+        mx.set_default_device(mx.gpu)
+        try:
+            yield
+        finally:
+            mx.set_default_device(before)
+    else:
+        with simulated_gpu():
+            assert lucid.get_default_device().type == "gpu"
+            yield
     assert _cpu_route._OnCpu._depth == 0  # every scope closed
 
 
