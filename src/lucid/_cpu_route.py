@@ -14,7 +14,7 @@ So on a GPU default, float64 tensors and their ops, forward and backward, run on
   builds it again inside ``on_cpu()`` (``refused``): nothing is paid when MLX does not refuse, so nothing changes on a
   CPU default nor for float32 work on the GPU;
 - the entry points that make float64 values outside a declared op ask ``gpu_default()`` first (one call into MLX,
-  ~0.1 us), then enter ``on_cpu()`` for float64: the factories (``for_dtype``), a backward walk through a graph that
+  ~0.1 us), then enter ``on_cpu()`` for float64: the factories, a backward walk through a graph that
   holds float64 (autograd/engine.py), ``gradcheck`` (``routed``), in-place writes (``Tensor._inplace``), an optimizer
   step over float64 parameters, and the ops that compute on their inputs' arrays themselves (``float64_args``).
   ``build`` retries a single pure MLX call (a cast) the way a declared op does.
