@@ -24,6 +24,20 @@ import mlx.core as mx  # noqa: E402
 
 blas_in_use = lucid._blas.describe
 
+# ``--torch-device`` (run.py): where the PyTorch implementations run (``cuda`` on an NVIDIA machine, ``mps`` on a Mac)
+torch_device = "cpu"
+
+
+def on_torch_device(root, obj):
+    """``obj`` (a module or tensor) moved to ``torch_device`` when ``root`` is torch; lucid's stay as they are."""
+    return obj if root is lucid or torch_device == "cpu" else obj.to(torch_device)
+
+
+def torch_sync(root) -> None:
+    """Wait for PyTorch's queued GPU work (a CUDA step returns before its kernels end; ``.item()`` waits itself)."""
+    if root is not lucid and torch_device.startswith("cuda"):
+        root.cuda.synchronize()
+
 
 def matmul_gflops(n: int = 512, repeats: int = 5) -> float:
     """float32 n x n matmul throughput: shows at a glance whether a real BLAS ran."""
@@ -62,7 +76,7 @@ def describe() -> dict:
     """What ran where: the lines every report starts with."""
     try:
         import torch
-        torch_version = f"{torch.__version__} ({torch.get_num_threads()} threads)"
+        torch_version = f"{torch.__version__} ({torch.get_num_threads()} threads), device {torch_device}"
     except ImportError:
         torch_version = "not installed"
     return {

@@ -15,7 +15,7 @@ import numpy as np
 
 import lucid
 
-from . import models
+from . import env, models
 from .harness import Settings, run_implementations
 
 SIZES = [32, 64, 64, 10]
@@ -34,11 +34,11 @@ def setup():
 
 
 def pytorch_style(root, state, x, y, v, compiled=False):
-    model = models.with_state(root, models.mlp(root, SIZES, "Tanh"), state)
+    model = env.on_torch_device(root, models.with_state(root, models.mlp(root, SIZES, "Tanh"), state))
     names = list(state)
     params = [dict(model.named_parameters())[k] for k in names]
-    x, y = root.from_numpy(x), root.from_numpy(y)
-    vs = [root.from_numpy(v[k]) for k in names]
+    x, y = env.on_torch_device(root, root.from_numpy(x)), env.on_torch_device(root, root.from_numpy(y))
+    vs = [env.on_torch_device(root, root.from_numpy(v[k])) for k in names]
     F = root.nn.functional
 
     def hvp(x, y, vs):
@@ -56,7 +56,9 @@ def pytorch_style(root, state, x, y, v, compiled=False):
             return hv
     else:
         def call():
-            return [h.detach() for h in hvp(x, y, vs)]
+            hv = [h.detach() for h in hvp(x, y, vs)]
+            env.torch_sync(root)
+            return hv
     return call
 
 

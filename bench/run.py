@@ -5,6 +5,7 @@ then lucid's mixed precision (``bench/amp.py``) and data parallelism on 1 vs 2 p
                                        # DCGAN steps ~5 s each); writes bench/RESULTS.md (+ results.png)
     python -m bench --quick            # fewer repeats and shorter chains: a smoke run, writes nothing
     python -m bench --only cnn --only memory --output /tmp/r.md
+    python -m bench --quick --device gpu --torch-device cuda   # on an NVIDIA machine (tools/gpu_check.sh)
     python bench/run.py ...            # the same
 
 Each workload's implementations (lucid eager, MLX eager, lucid.compile, mx.compile, PyTorch eager) run in this one
@@ -24,6 +25,7 @@ if __package__ in (None, ""):  # run as a script: make the bench package importa
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from bench import env  # noqa: E402  (first: loads OpenBLAS before MLX)
+import lucid  # noqa: E402
 from bench import amp, distributed, hvp, memory, overhead, reductions, report, training  # noqa: E402
 from bench.harness import UNCHECKED, Settings  # noqa: E402
 from bench.timing import paired_ratio  # noqa: E402
@@ -222,7 +224,14 @@ def main(argv: list[str] | None = None) -> dict:
                    help=f"run only this workload (repeatable): {', '.join(WORKLOADS)}")
     p.add_argument("--output", help="markdown file to write (default: bench/RESULTS.md for a full run, none for a "
                                     "partial one); the chart goes beside it as results.png")
+    p.add_argument("--device", choices=["cpu", "gpu"],
+                   help="MLX's default device for lucid and MLX (default: MLX's own, the GPU where there is one)")
+    p.add_argument("--torch-device", default="cpu", help="where the PyTorch implementations run: cpu (default), "
+                                                          "cuda or mps")
     args = p.parse_args(argv)
+    if args.device:
+        lucid.set_default_device(args.device)
+    env.torch_device = args.torch_device
     plan = Plan(args.quick)
     workloads = args.only or WORKLOADS
     output = args.output or (None if args.quick or args.only else os.path.join(HERE, "RESULTS.md"))

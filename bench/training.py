@@ -22,7 +22,7 @@ import numpy as np
 import lucid
 from lucid import _checks
 
-from . import models, zoo
+from . import env, models, zoo
 from .harness import UNCHECKED, Settings, run_implementations
 
 
@@ -99,11 +99,11 @@ def _loss(F, logits, target):
 
 def pytorch_style(root, spec: Spec, state: dict, batch: tuple, compiled: bool = False) -> Callable[[], float]:
     """The step as a PyTorch user writes it; ``root`` is ``lucid`` or ``torch``."""
-    model = models.with_state(root, spec.model(root), state)
+    model = env.on_torch_device(root, models.with_state(root, spec.model(root), state))
     kwargs = {"weight_decay": 0.01} if spec.optimizer == "AdamW" else {}
     optimizer = getattr(root.optim, spec.optimizer)(model.parameters(), lr=spec.lr, **kwargs)
     F = root.nn.functional
-    x, y = (root.from_numpy(np.ascontiguousarray(a)) for a in batch)
+    x, y = (env.on_torch_device(root, root.from_numpy(np.ascontiguousarray(a))) for a in batch)
 
     def step(x, y):
         optimizer.zero_grad()

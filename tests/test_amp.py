@@ -373,6 +373,7 @@ def _train(model: str, steps: int, amp: str | None, batch_size: int | None = Non
     return recipe.evaluate()
 
 
+@pytest.mark.cpu_kernels("the float32 and bfloat16 results were measured on MLX's CPU kernels")
 def test_lenet5_trains_under_bf16_autocast_like_float32():
     # 80 steps: float32 reaches 0.727 test accuracy on the digits, bfloat16 autocast 0.730 (measured); the margin
     # 0.08 leaves room for bf16 rounding changing the trajectory on another platform
@@ -381,6 +382,7 @@ def test_lenet5_trains_under_bf16_autocast_like_float32():
     assert abs(bf16["test_acc"] - f32["test_acc"]) < 0.08
 
 
+@pytest.mark.cpu_kernels("the float32 and bfloat16 results were measured on MLX's CPU kernels")
 def test_gpt_trains_under_bf16_autocast_like_float32():
     # 30 steps of a one-layer, 32-wide GPT on 16 windows a step: the validation loss falls from ln 65 = 4.17
     # (uniform over the characters) to 3.191 in float32 and 3.186 under bfloat16 autocast (measured); margin 0.1

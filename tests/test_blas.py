@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.cpu_only("which BLAS MLX's CPU matmuls call")]
 SRC = str(Path(__file__).parents[1] / "src")
 
 PROBE = """

@@ -408,6 +408,7 @@ def test_errors(fn, exc, message):
 
 
 
+@pytest.mark.cpu_only("slices float64 MLX arrays itself, outside lucid (MLX has float64 kernels only on the CPU)")
 def test_ops_run_inside_mlx_vmap_and_compile():
     """MLX's lu_factor, qr and solve have no vmap rule: inv, det, slogdet avoid lu_factor (its slogdet has one), and
     solve_triangular zeroes the unread triangle (MLX's vmap rule reads the whole matrix)."""

@@ -646,6 +646,7 @@ def test_cast_to_the_same_dtype_returns_the_tensor_itself():
 @pytest.mark.parametrize("fn, ref", [
     (_f64.exp, np.exp), (_f64.sin, np.sin), (_f64.cos, np.cos), (_f64.sigmoid, sigmoid_np),
 ], ids=["exp", "sin", "cos", "sigmoid"])
+@pytest.mark.cpu_only("calls lucid's float64 MLX forms on MLX arrays itself (MLX has float64 kernels only on the CPU)")
 def test_float64_forms_are_float64_accurate(fn, ref):
     xn = np.concatenate([np.random.default_rng(0).uniform(-30, 30, 200), [0.0, -0.0, 1e-300, np.pi, -np.pi / 2]])
     with np.errstate(over="ignore"):
@@ -653,6 +654,7 @@ def test_float64_forms_are_float64_accurate(fn, ref):
     np.testing.assert_allclose(np.array(fn(mx.array(xn, dtype=mx.float64))), expected, rtol=1e-14, atol=1e-15)
 
 
+@pytest.mark.cpu_only("calls lucid's float64 MLX forms on MLX arrays itself (MLX has float64 kernels only on the CPU)")
 def test_float64_forms_at_infinities_and_nan():
     xn = np.array([-np.inf, np.inf, np.nan])
     x = mx.array(xn, dtype=mx.float64)
@@ -667,6 +669,7 @@ def test_float64_tensor_from_python_floats_is_exact():
     assert lucid.tensor(np.float64(0.1), dtype=lucid.float64).item() == 0.1
 
 
+@pytest.mark.cpu_only("calls lucid's float64 MLX forms on MLX arrays itself (MLX has float64 kernels only on the CPU)")
 def test_float64_logaddexp_logsumexp_softmax():
     rng = np.random.default_rng(0)
     an, bn = rng.uniform(-20, 20, (3, 4)), rng.uniform(-20, 20, (3, 4))

@@ -23,11 +23,13 @@ def _grad_at(fn, values, dtype=lucid.float32):
 
 
 # ---------------------------------------------------------------------------------------------------- float64 forms
+@pytest.mark.cpu_only("calls lucid's float64 MLX forms on MLX arrays itself (MLX has float64 kernels only on the CPU)")
 def test_float64_exp_is_accurate_over_its_whole_range():
     xn = np.concatenate([np.linspace(-708, 709.7, 20001), [-745.1, 709.78]])
     np.testing.assert_allclose(np.array(_f64.exp(mx.array(xn, dtype=mx.float64))), np.exp(xn), rtol=1e-15, atol=0)
 
 
+@pytest.mark.cpu_only("calls lucid's float64 MLX forms on MLX arrays itself (MLX has float64 kernels only on the CPU)")
 @pytest.mark.parametrize("fn, ref, lo, hi", [(_f64.erf, erf_np, -7, 7), (_f64.erfc, erfc_np, -7, 26)],
                          ids=["erf", "erfc"])
 def test_float64_erf_erfc_are_accurate_to_the_last_digits(fn, ref, lo, hi):

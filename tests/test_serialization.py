@@ -27,7 +27,8 @@ def sample(dtype, shape=(2, 3)):
         values = np.arange(n) * 7 % 11 - (0 if "uint" in str(dtype) else 4)
         if "float" in str(dtype):
             values = values / 4
-    return lucid.tensor(mx.array(values.reshape(shape)).astype(dtype))
+    with mx.stream(mx.cpu):  # (the cast may be to float64, which a GPU lacks)
+        return lucid.tensor(mx.array(values.reshape(shape)).astype(dtype))
 
 
 def same(a, b):

@@ -16,6 +16,8 @@ from lucid import models
 from lucid.cli import main
 from lucid.cli.recipes.classifiers import ViT
 
+pytestmark = pytest.mark.cpu_kernels("the thresholds were measured (seeds 0-2) on MLX's CPU kernels")
+
 UNIFORM = math.log(65)  # nats/char of uniform guessing over tiny Shakespeare's 65 characters
 
 

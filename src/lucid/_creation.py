@@ -12,7 +12,7 @@ from numbers import Number
 import mlx.core as mx
 import numpy as np
 
-from . import _dtype
+from . import _cpu_route, _dtype
 from ._threads import adopt_thread
 from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
 from ._tensor import Tensor, _to_array, _wrap
@@ -78,7 +78,11 @@ def _factory(make, size, dtype, device, requires_grad, default=None):
         dtype = _dtype.get_default_dtype() if default is None else default
     if device is not None:
         _dtype.check_device(device, dtype)
-    return _finish(make(_dtype.check_new_shape(_shape(size), dtype), dtype), requires_grad)
+    shape = _dtype.check_new_shape(_shape(size), dtype)
+    if dtype == mx.float64 and _cpu_route.gpu_default():  # (no context manager on the common path: it costs ~0.5 us)
+        with _cpu_route.on_cpu():  # float64 on a GPU default: made on the CPU stream
+            return _finish(make(shape, dtype), requires_grad)
+    return _finish(make(shape, dtype), requires_grad)
 
 
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
@@ -200,8 +204,10 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
         m = mean._st.data if isinstance(mean, Tensor) else mean
         s = std._st.data if isinstance(std, Tensor) else std
         shape = _dtype.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
-        dt = next(a.dtype for a in (m, s) if isinstance(a, mx.array))
-        return _finish(mx.random.normal(shape=shape, dtype=dt, key=_key(generator)) * s + m, requires_grad)
+        dtypes = [a.dtype for a in (m, s) if isinstance(a, mx.array)]
+        dt = dtypes[0]
+        with _cpu_route.for_dtype(mx.float64 if mx.float64 in dtypes else dt):
+            return _finish(mx.random.normal(shape=shape, dtype=dt, key=_key(generator)) * s + m, requires_grad)
     return _factory(lambda sh, d: mx.random.normal(shape=sh, dtype=d, loc=mean, scale=std, key=_key(generator)),
                     (tuple(size),), dtype,
                     device, requires_grad)

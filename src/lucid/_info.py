@@ -22,7 +22,7 @@ def config() -> dict:
         "python": f"{platform.python_version()} ({sys.executable})",
         "platform": platform.platform(),
         "device": f"{device} (gpu available: {mx.is_available(mx.gpu)})",
-        "float64": "yes (CPU device)" if device == mx.cpu else "no on the GPU (Metal has none); use the CPU device",
+        "float64": "yes (CPU device)" if device == mx.cpu else "yes, on the CPU stream (MLX's GPUs have none)",
         "BLAS": _blas.describe(),
         "compile": "MLX fuses compiled CPU graphs (g++ found)" if shutil.which("g++") or sys.platform == "darwin"
         else "no g++ on PATH: lucid.compile works but MLX cannot fuse CPU kernels",

@@ -18,7 +18,7 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
-from . import _checks, _dtype, _threads, _views
+from . import _checks, _cpu_route, _dtype, _threads, _views
 from ._checks import mark_known
 from ._threads import adopt_thread
 from ._pending import (MAX_PENDING_STEPS, MAX_PENDING_WRITES, _pending, _with_pending, backward_starting,  # noqa: F401
@@ -137,11 +137,9 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
         arr = mx.array(a, dtype=target)
         mark_known(arr)  # made from host values: indices (and probabilities) are checked at once (lucid._checks)
     if dtype is not None and arr.dtype != dtype:
-        arr = arr.astype(dtype)
+        arr = _cpu_route.build(arr.astype, dtype)
     if device is not None:
         _dtype.check_device(device, arr.dtype)
-    elif arr.dtype == mx.float64 and mx.default_device().type == mx.gpu:
-        _dtype.check_device("gpu", mx.float64)
     return arr
 
 
@@ -600,6 +598,10 @@ class Tensor:
 
         ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it; see
         ``_change_shape``."""
+        d = self._st.data
+        if d.itemsize == 8 and d.dtype == mx.float64 and _cpu_route.gpu_default():  # (itemsize first: cheaper)
+            with _cpu_route.on_cpu():  # the write and the views it re-derives are float64 ops
+                return self._inplace(compute, via_view, bump, inverse)
         if inverse is not None:
             return self._change_shape(compute, inverse)
         self._check_inplace(via_view)
@@ -723,7 +725,7 @@ class Tensor:
                                    f"type {_dtype.dtype_name(a.dtype)}")
             # cast the fresh result's own storage: its node keeps its name (AddBackward0, as in PyTorch) and the
             # engine casts the incoming gradient to this dtype, read from that storage
-            new._st.data = b.astype(a.dtype)
+            new._st.data = _cpu_route.build(b.astype, a.dtype)
         return new
 
     def _set_view_of(self, base: "Tensor", fn, write_back, error: str | None = None) -> "Tensor":

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from . import _cpu_route
 from ._tensor import Tensor, _wrap
 from . import _grad_mode as gm
 from .autograd.function import in_mlx_transform
@@ -176,6 +177,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
     with has_aux). The gradient has the structure of ``args[argnums]`` (a tuple for tuple argnums)."""
     api = "grad_and_value(f)(*args)"
 
+    @_cpu_route.float64_args
     def wrapper(*args, **kwargs):
         traced = _Traced(func, args, kwargs, _argnums(argnums, len(args), api), has_aux, api)
 
@@ -202,6 +204,7 @@ def grad(func, argnums=0, has_aux: bool = False):
     (``(gradient, aux)`` with has_aux). ``vmap(grad(loss))`` gives per-sample gradients."""
     inner = grad_and_value(func, argnums, has_aux)
 
+    @_cpu_route.float64_args
     def wrapper(*args, **kwargs):
         g, value = inner(*args, **kwargs)
         return (g, value[1]) if has_aux else g
@@ -294,6 +297,7 @@ def _jacobian(func, argnums, has_aux: bool, api: str, forward: bool):
     The result has the output's structure, with each output Tensor replaced by the structure of
     ``args[argnums]`` holding blocks of shape out.shape + in.shape."""
 
+    @_cpu_route.float64_args
     def wrapper(*args, **kwargs):
         traced = _Traced(func, args, kwargs, _argnums(argnums, len(args), api), has_aux, api)
         outs, out, aux = traced.forward()
@@ -356,6 +360,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
     """
     _check_randomness(randomness)
 
+    @_cpu_route.float64_args
     def wrapper(*args, **kwargs):
         api = f"vmap({getattr(func, '__name__', 'f')}, in_dims={in_dims}, ...)(<inputs>)"
         if isinstance(in_dims, tuple):

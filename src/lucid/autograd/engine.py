@@ -14,13 +14,14 @@ MLX arrays between raw nodes and adds hook-free leaves' gradients from the array
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import warnings
 from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .. import _checks, _legacy, _sums
+from .. import _checks, _cpu_route, _legacy, _sums
 from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -32,6 +33,44 @@ _ALL = object()  # "accumulate into every leaf"
 
 
 # ---------------------------------------------------------------------------------------------------- public API
+def _float64_on_cpu(walk):
+    """``backward``/``grad`` on a GPU default device (which has no float64) through a graph that holds float64: the
+    whole walk, seeds included, runs on the CPU stream (lucid._cpu_route). On a CPU default: one device query."""
+
+    @functools.wraps(walk)
+    def run(*args, **kwargs):
+        if _cpu_route.gpu_default() and _holds_float64(args[0] if args else kwargs.get("tensors",
+                                                                                       kwargs.get("outputs"))):
+            with _cpu_route.on_cpu():
+                return walk(*args, **kwargs)
+        return walk(*args, **kwargs)
+
+    return run
+
+
+def _holds_float64(tensors) -> bool:
+    """Whether a root, an output of a node reachable from the roots or a tensor such a node saved is float64."""
+    f64 = mx.float64
+    roots = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if isinstance(t, Tensor)]
+    if any(t._st.data.dtype == f64 for t in roots):
+        return True
+    stack = [t._fn for t in roots if t._fn is not None]
+    seen = set(stack)
+    while stack:
+        node = stack.pop()
+        saved = getattr(node, "args", None)  # an op's saved inputs: one that needs no gradient still feeds the VJPs
+        if type(saved) is tuple and any(isinstance(a, Tensor) and a._st.data.dtype == f64 for a in saved):
+            return True
+        for e in node.next:
+            if e is not None and e[0] not in seen:
+                if e[0].output_meta(e[1])[1] == f64:
+                    return True
+                seen.add(e[0])
+                stack.append(e[0])
+    return False
+
+
+@_float64_on_cpu
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool = False, grad_variables=None,
              inputs=None) -> None:
     """Compute the sum of gradients of ``tensors`` with respect to graph leaves and accumulate it into their
@@ -81,6 +120,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
                 evaluate_later(t)
 
 
+@_float64_on_cpu
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bool = False, only_inputs: bool = True,
          allow_unused=None, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated.
@@ -475,7 +515,9 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: s
         shape, dtype = m.output_meta(nr)
         a = g if raw else g._st.data
         if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
-            g = _conform_array(a, shape, dtype, node, i) if raw else _conform(g, shape, dtype, node, i)
+            # (a custom Function may return a float64 gradient in a float32 graph: cast on the CPU on a GPU default)
+            g = (_cpu_route.build(_conform_array, a, shape, dtype, node, i) if raw
+                 else _conform(g, shape, dtype, node, i))
         buf = buffers.get(m)
         if buf is None:
             buf = buffers[m] = [None] * m.num_outputs

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._tensor import Tensor, _size_str, _wrap
 from .. import _grad_mode as gm
 from .engine import grad as _engine_grad
@@ -194,6 +195,7 @@ def _split_rows(batched: Tensor, sizes: list) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- products
+@_cpu_route.float64_args
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), v^T J)``: the vector-Jacobian product, with ``v`` shaped like the outputs (None for a
     one-element output). The product has the inputs' structure."""
@@ -210,6 +212,7 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             _untuple(_finish(res, create_graph), is_inputs_tuple))
 
 
+@_cpu_route.float64_args
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), J v)``: the Jacobian-vector product, with ``v`` shaped like the inputs (None for a
     one-element input). Exact, by the double-vjp trick (module docstring). The product has the outputs'
@@ -244,6 +247,7 @@ def _first_derivative(func, inputs, v, create_graph: bool, strict: bool, fn_name
     return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
 
 
+@_cpu_route.float64_args
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), v^T H)`` for a function with a one-element output; ``v`` is shaped like the inputs."""
     with gm.enable_grad():
@@ -256,6 +260,7 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
             _untuple(_finish(res, create_graph), is_inputs_tuple))
 
 
+@_cpu_route.float64_args
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), H v)`` for a function with a one-element output, by the double-vjp trick on the
     gradient (equal to vhp for twice continuously differentiable functions, where H is symmetric)."""
@@ -277,6 +282,7 @@ _STRATEGY_MESSAGE = ('Expected strategy to be either "forward-mode" or "reverse-
                      '"reverse-mode".')
 
 
+@_cpu_route.float64_args
 def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
              strategy: str = "reverse-mode"):
     """The Jacobian of ``func`` at ``inputs``: entry [i][j] has shape ``outputs[i].shape + inputs[j].shape``
@@ -371,6 +377,7 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
     return _untuple(_finish(tuple(jac), False), (is_outputs_tuple, is_inputs_tuple))
 
 
+@_cpu_route.float64_args
 def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vectorize: bool = False,
             outer_jacobian_strategy: str = "reverse-mode"):
     """The Hessian of a function with a one-element output: entry [i][j] has shape

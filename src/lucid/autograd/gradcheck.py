@@ -1,5 +1,5 @@
 """gradcheck / gradgradcheck: compare the engine's Jacobians with central finite differences (PyTorch's API and
-defaults). Use float64 inputs on the CPU device."""
+defaults). Use float64 inputs: on a GPU default device (which has no float64) the checks run on the CPU stream."""
 from __future__ import annotations
 
 import warnings
@@ -7,6 +7,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .._cpu_route import routed
 from .._dtype import can_require_grad
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
@@ -163,6 +164,7 @@ def _check_undefined_grad(func, inputs: tuple, rg_inputs: list) -> None:
             check([undefined_grad(o) if j == k else o for j, o in enumerate(outputs())])
 
 
+@routed
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
               check_grad_dtypes: bool = False, check_batched_grad: bool = False,
@@ -220,6 +222,7 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
     return True
 
 
+@routed
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
                   gen_non_contig_grad_outputs: bool = False, raise_exception: bool = True, nondet_tol: float = 0.0,
                   check_undefined_grad: bool = True, check_grad_dtypes: bool = False,

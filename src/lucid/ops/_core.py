@@ -35,6 +35,7 @@ import warnings
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._tensor import Storage, Tensor, _wrap
 from .. import _grad_mode as gm
@@ -340,7 +341,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 bd = b._st.data if tb else b
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
-            _mlx_error(name, e, args)
+            d = _again_on_cpu(name, e, fwd, args, kwargs)
         except MemoryError as e:
             _out_of_memory(name, e)
         st = _Storage()
@@ -395,7 +396,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             try:  # (free until MLX raises)
                 st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
-                _mlx_error(name, e, args)
+                st.data = _again_on_cpu(name, e, fwd, args, kwargs)
             except MemoryError as e:
                 _out_of_memory(name, e)
             if _state.inference:
@@ -426,7 +427,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         try:
             st.data = fwd(*arrays, **kwargs)
         except ValueError as e:
-            _mlx_error(name, e, args)
+            st.data = _again_on_cpu(name, e, fwd, args, kwargs)
         except MemoryError as e:
             _out_of_memory(name, e)
         if rg:
@@ -515,6 +516,19 @@ def call_with_out(fn, args: tuple, kwargs: dict):
         return out._renew(r.astype(o.dtype))
 
 
+def _again_on_cpu(name: str, e: ValueError, fwd, args: tuple, kwargs: dict):
+    """The forward of op ``name`` after it raised ``e``: if MLX refused float64 on a GPU default device, the forward
+    built again on the CPU stream (lucid._cpu_route: the only cost of routing, paid only then); any other MLX error
+    becomes PyTorch's (``_mlx_error``)."""
+    if not _cpu_route.refused(e):
+        _mlx_error(name, e, args)
+    with _cpu_route.on_cpu():
+        try:
+            return fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+        except ValueError as again:
+            _mlx_error(name, again, args)
+
+
 def _mlx_error(name: str, e: ValueError, args: tuple):
     """Re-raise an MLX ValueError from op ``name`` as PyTorch's RuntimeError, with lucid's explanation first and
     MLX's text as its cause: shape and broadcast mismatches are RuntimeErrors in PyTorch, and ported code catches
@@ -562,7 +576,7 @@ def _make_nondiff(name, fwd):
         try:
             out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:
-            _mlx_error(name, e, args)
+            out = _wrap(_again_on_cpu(name, e, fwd, args, kwargs))
         except MemoryError as e:
             _out_of_memory(name, e)
         if _state.inference:

@@ -17,6 +17,7 @@ import math
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._random import next_key
 from .._tensor import Tensor
 from . import _f64
@@ -84,6 +85,7 @@ def _gelu_vjp(g, ans, x, approximate, cdf=None):
 _gelu = defop("gelu", _gelu_fwd, vjp=_gelu_vjp)
 
 
+@_cpu_route.float64_args
 def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
@@ -295,6 +297,7 @@ _rrelu = defop("rrelu_with_noise", lambda a, slopes: mx.where(a >= 0, a, a * slo
 _rrelu_eval = defop("rrelu_with_noise", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
 
 
+@_cpu_route.float64_args
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Leaky relu with a random slope from U(lower, upper) per negative element in training, and the mean slope

@@ -22,6 +22,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
 from . import reduce as _reduce
@@ -112,6 +113,7 @@ def inv(A) -> Tensor:
     return _g.inv(_matrices(A, "linalg.inv"))
 
 
+@_cpu_route.float64_args
 def inv_ex(A, *, check_errors: bool = False) -> linalg_inv_ex:
     """``(inverse, info)``: info is 0 where A is invertible, else the (1-based) index of the first zero pivot of
     its LU factorization. ``check_errors`` would need the value on the host: not supported."""
@@ -126,6 +128,7 @@ def _no_check_errors(check_errors: bool, fn: str) -> None:
                                   "check info instead")
 
 
+@_cpu_route.float64_args
 def solve(A, B, *, left: bool = True) -> Tensor:
     """X with AX = B (``left=False``: XA = B). B may be a (batch of) vector(s); batch dims broadcast."""
     A = _matrices(A, "linalg.solve")
@@ -137,6 +140,7 @@ def solve(A, B, *, left: bool = True) -> Tensor:
     return X.squeeze(-1 if left else -2) if vector else X
 
 
+@_cpu_route.float64_args
 def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: bool = False) -> Tensor:
     """X with AX = B (``left=False``: XA = B) for triangular A: only its ``upper`` or lower triangle is read (and
     not its diagonal when ``unitriangular``, which takes it as ones)."""
@@ -185,6 +189,7 @@ def det(A) -> Tensor:
     return _g.det(_matrices(A, "linalg.det"))
 
 
+@_cpu_route.float64_args
 def slogdet(A) -> linalg_slogdet:
     """``(sign, logabsdet)`` with det = sign * exp(logabsdet); a singular matrix gives (0, -inf)."""
     A = _matrices(A, "linalg.slogdet")
@@ -199,6 +204,7 @@ def cholesky(A, *, upper: bool = False) -> Tensor:
     return cholesky_ex(A, upper=upper).L
 
 
+@_cpu_route.float64_args
 def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> linalg_cholesky_ex:
     """``(L, info)``: info is 0 where the factorization succeeded, else the order of the first leading minor that
     is not positive definite. ``check_errors`` would need the value on the host: not supported."""
@@ -208,6 +214,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> linalg
     return linalg_cholesky_ex(_g.cholesky(A, upper, factor), _wrap(_g.cholesky_info(factor)))
 
 
+@_cpu_route.float64_args
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
     """X with (L L^T) X = B for a Cholesky factor L (``upper``: (U^T U) X = B): two triangular solves. Only L's
     triangle is read, and its gradient stays there (PyTorch's also fills the other triangle, which changes nothing
@@ -225,6 +232,7 @@ def cholesky_solve(B, L, upper: bool = False) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- factorizations
+@_cpu_route.float64_args
 def qr(A, mode: str = "reduced") -> linalg_qr:
     """``(Q, R)`` with A = QR: 'reduced' (Q is m x k, R k x n, k = min(m, n)), 'complete' (Q m x m, R m x n) or
     'r' (R only; Q is empty). Differentiable except for 'r' and for 'complete' with m > n."""
@@ -247,6 +255,7 @@ def qr(A, mode: str = "reduced") -> linalg_qr:
     return linalg_qr(Q, R)
 
 
+@_cpu_route.float64_args
 def svd(A, full_matrices: bool = True, *, driver=None) -> linalg_svd:
     """``(U, S, Vh)`` with A = U diag(S) Vh, S descending. ``full_matrices=False``: U is m x k and Vh k x n. The
     gradient needs distinct singular values and a loss that does not depend on the signs of the singular vectors."""
@@ -258,6 +267,7 @@ def svd(A, full_matrices: bool = True, *, driver=None) -> linalg_svd:
     return linalg_svd(*_g.factor_outputs(_g.LinalgSvdBackward0, A, [u, s, vh], full_matrices=full_matrices))
 
 
+@_cpu_route.float64_args
 def svdvals(A, *, driver=None) -> Tensor:
     """The singular values of each matrix, descending (gradient U diag(gS) Vh)."""
     A = _matrices(A, "linalg.svdvals", square=False)
@@ -272,6 +282,7 @@ def _uplo(UPLO: str) -> str:
     return UPLO
 
 
+@_cpu_route.float64_args
 def eigh(A, UPLO: str = "L") -> linalg_eigh:
     """``(eigenvalues, eigenvectors)`` of each symmetric matrix, eigenvalues ascending; only the ``UPLO``
     triangle is read. The gradient needs distinct eigenvalues and a loss that does not depend on the signs of the
@@ -281,6 +292,7 @@ def eigh(A, UPLO: str = "L") -> linalg_eigh:
     return linalg_eigh(*_g.factor_outputs(_g.LinalgEighBackward0, A, [w, v]))
 
 
+@_cpu_route.float64_args
 def eigvalsh(A, UPLO: str = "L") -> Tensor:
     """The eigenvalues of each symmetric matrix, ascending (gradient V diag(gL) V^T)."""
     A = _matrices(A, "linalg.eigvalsh")
@@ -289,6 +301,7 @@ def eigvalsh(A, UPLO: str = "L") -> Tensor:
     return eigh(A, UPLO).eigenvalues
 
 
+@_cpu_route.float64_args
 def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None,
            tracker=None, ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
     """PyTorch's ``torch.lobpcg``: the ``k`` largest (or smallest) eigenpairs ``(E, X)`` of the symmetric
@@ -333,6 +346,7 @@ def _tolerance(value):
     return None if value is None else float(value)
 
 
+@_cpu_route.float64_args
 def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The Moore-Penrose pseudo-inverse: singular values at most max(atol, rtol * s_max) count as zero (rtol =
     eps * max(m, n) by default). ``hermitian`` uses eigh (A must be symmetric). The gradient assumes the rank
@@ -354,6 +368,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
 _DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
 
 
+@_cpu_route.float64_args
 def lstsq(A, B, rcond=None, *, driver=None) -> linalg_lstsq:
     """``(solution, residuals, rank, singular_values)`` of min ||AX - B||_F (the minimum-norm solution, through
     pinv; differentiable in A and B). As in PyTorch's CPU drivers: ``rank`` for 'gelsy' (the default), 'gelsd' and
@@ -384,6 +399,7 @@ def lstsq(A, B, rcond=None, *, driver=None) -> linalg_lstsq:
     return linalg_lstsq(X.squeeze(-1) if vector else X, residuals, rank, singular_values)
 
 
+@_cpu_route.float64_args
 def matrix_rank(A, *, atol=None, rtol=None, hermitian: bool = False) -> Tensor:
     """The number of singular values above max(atol, rtol * s_max) (the defaults of ``pinv``), as int64."""
     A = _matrices(A, "linalg.matrix_rank", square=hermitian)
@@ -476,6 +492,7 @@ def multi_dot(tensors) -> Tensor:
 legacy_svd_result = namedtuple("svd", ["U", "S", "V"])
 
 
+@_cpu_route.float64_args
 def logdet(input) -> Tensor:
     """log(det(input)): NaN for a negative determinant, -inf for a singular matrix."""
     sign, logabs = slogdet(input)

@@ -14,6 +14,7 @@ __all__ = ["embedding_bag"]
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .._checks import mark_known
 from .._tensor import Tensor, _wrap
 from .elementwise import clamp, where
@@ -52,6 +53,7 @@ def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarr
     return np.where(valid, starts[:, None] + j[None, :], 0), valid
 
 
+@_cpu_route.float64_args
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq: bool = False,
                   mode: str = "mean", sparse: bool = False, per_sample_weights=None,
                   include_last_offset: bool = False, padding_idx=None) -> Tensor:

@@ -24,6 +24,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .._checks import checked_index, is_known, mark_known
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
@@ -232,6 +233,7 @@ def _getitem(self, key) -> Tensor:
     return _index(self if basic is None else take_slices(self, basic), adv)
 
 
+@_cpu_route.float64_args
 def _region_shape(x: Tensor, basic, adv) -> tuple:
     a = x._st.data  # MLX infers the shape without computing anything
     if basic is not None:

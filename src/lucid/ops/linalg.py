@@ -21,6 +21,7 @@ from collections import Counter
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
 from ._core import as_tensor, data, defop, inplace_method, methods
@@ -525,6 +526,7 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         input, lambda b: _diagonal(b, offset, d1, d2), lambda b, v: _diagonal_scatter(b, v, offset, d1, d2))
 
 
+@_cpu_route.float64_args
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``input`` with ``diagonal(input, offset, dim1, dim2)`` replaced by ``src`` (a copy)."""
     d1, d2 = _diag_dims(dim1, dim2, input.ndim)

@@ -29,7 +29,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
-from .. import _sums
+from .. import _cpu_route, _sums
 from .._checks import check_later, checked_index, checked_index_seen, is_known
 from .._threads import to_numpy
 from .._tensor import Tensor, _wrap
@@ -146,6 +146,7 @@ def _class_reduce(loss: Tensor, w, reduction: str) -> Tensor:
 # nll_loss as one op (PyTorch's NllLossBackward0): a fused forward, and a VJP that is a constant (-the target's weight
 # at each target's class, 0 elsewhere) times g, so it is linear in g and made of one lucid op (second derivatives:
 # zero in the log-probabilities, as the loss is linear in them).
+@_cpu_route.float64_args
 def _nll_terms(logp: mx.array, target: mx.array, weight, ignore_index: int):
     """(class dim, safe targets, mask of kept targets, weight of each target: 0 where ignored), all arrays."""
     cd = _class_dim(logp)
@@ -213,6 +214,7 @@ def _checked_targets_seen(input, target, ignore_index: int, op: str) -> tuple:
     return t, seen and not 0 <= ignore_index < classes
 
 
+@_cpu_route.float64_args
 def _nll(logp, target, weight, ignore_index: int, reduction: str, all_kept: bool = False) -> Tensor:
     if all_kept and weight is None:  # no mask and no weights: 5 MLX calls fewer in the forward, 3 in the backward
         la = data(logp)
@@ -485,6 +487,7 @@ def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, 
     return _reduce(loss, reduction)
 
 
+@_cpu_route.float64_args
 def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2 pi)``
     with ``full``). ``var`` has the input's shape, or one dim fewer, or a single mismatched dim of size 1 (shared
@@ -643,6 +646,7 @@ def _padded_targets(targets: mx.array, target_lengths: mx.array, n: int) -> mx.a
     return targets[positions] if total else mx.zeros((n, 0), targets.dtype)
 
 
+@_cpu_route.float64_args
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, reduction: str = "mean",
              zero_infinity: bool = False) -> Tensor:
     """Connectionist Temporal Classification: ``-log`` of the total probability of the alignments of each target

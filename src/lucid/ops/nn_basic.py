@@ -18,6 +18,7 @@ import warnings
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._checks import checked_index
 from .._dtype import dtype_name
 from .._random import next_key
@@ -138,6 +139,7 @@ def _keep(shape: tuple, p: float, dtype) -> mx.array:
     return mx.random.bernoulli(1 - p, shape, key=next_key()).astype(dtype)
 
 
+@_cpu_route.float64_args
 def _dropout(input, p, training, inplace, noise_shape=None, alpha=False) -> Tensor:
     """PyTorch's _dropout_impl: the identity when not training (or p = 0), zeros for p = 1; otherwise the input times
     a kept/dropped mask over ``noise_shape`` (broadcast: whole channels for feature dropout), scaled so the mean is
@@ -271,6 +273,7 @@ def _renorm_rows(weight: Tensor, idx: mx.array, max_norm: float, norm_type: floa
         weight.index_put_((flat,), rows * where(n > max_norm, max_norm / (n + 1e-7), 1.0))
 
 
+@_cpu_route.float64_args
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float = 2.0,
               scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` (num_embeddings, dim) at the integer indices ``input``: shape (*input.shape, dim).
@@ -351,6 +354,7 @@ def _repeat_heads(x, heads: int):
     return x.unsqueeze(-3).expand(shape[:-2] + (rep,) + shape[-2:]).reshape(shape[:-3] + (heads,) + shape[-2:])
 
 
+@_cpu_route.float64_args
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
                                  scale: float | None = None, enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value`` for query (N, ..., L, E), key (N, ..., S, E) and value

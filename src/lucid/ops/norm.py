@@ -13,7 +13,7 @@ import math
 
 import mlx.core as mx
 
-from .. import _sums
+from .. import _cpu_route, _sums
 from .._tensor import Tensor, _wrap
 from ._core import defop, expect_tensor
 from .._grad_mode import no_grad
@@ -286,6 +286,7 @@ def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor
     return input / norm(input, p, dim, keepdim=True).clamp_min(eps)
 
 
+@_cpu_route.float64_args
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """``input / (k + alpha * mean of input**2 over a window of size channels) ** beta``; the window is centred on
     each channel and zero-padded at the edges (PyTorch's average always divides by ``size``)."""

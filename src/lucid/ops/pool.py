@@ -28,6 +28,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
@@ -191,6 +192,7 @@ def _pool_out(x, k, s, p, d, ceil_mode) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- max pooling
+@_cpu_route.float64_args
 def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched(input, n, fn)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
@@ -243,6 +245,7 @@ def _adaptive_size(fn, output_size, spatial) -> tuple:
     return out
 
 
+@_cpu_route.float64_args
 def _adaptive_max_pool(n, fn, input, output_size, return_indices):
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
@@ -279,6 +282,7 @@ def _counts(size, out, k, s, p, include_pad) -> list:
     return counts
 
 
+@_cpu_route.float64_args
 def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = batched(input, n, fn)
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
@@ -340,6 +344,7 @@ def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
     return (x.transpose(axis, -1) @ matrix.transpose(0, 1)).transpose(axis, -1)
 
 
+@_cpu_route.float64_args
 def _adaptive_avg_pool(n, fn, input, output_size):
     x, unbatched = batched(input, n, fn)
     spatial = x.shape[2:]
@@ -507,6 +512,7 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor) -> tuple[li
     return sizes, [None] * n if recompute_scale_factor else factors
 
 
+@_cpu_route.float64_args
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False) -> Tensor:
     """Resize (N, C, *spatial) to ``size`` or ``scale_factor`` times its size. Modes: 'nearest', 'nearest-exact',

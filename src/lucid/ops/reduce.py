@@ -17,6 +17,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .. import _sums
 from . import _f64
@@ -252,6 +253,7 @@ def _arg_fwd(find):
     return fwd
 
 
+@_cpu_route.float64_args
 def _extremum(input, dim, keepdim, other, name, full, by_dim, arg, pair, return_type):
     if other is not None:  # max(a, b): elementwise
         return pair(input, other)
@@ -415,6 +417,7 @@ VarMeanBackward0 = type("VarMeanBackward0", (_SpreadMeanBackward,), {"__slots__"
 StdMeanBackward0 = type("StdMeanBackward0", (_SpreadMeanBackward,), {"__slots__": ()})
 
 
+@_cpu_route.float64_args
 def _spread_mean(input, axes, dof, keepdim, std: bool) -> tuple:
     a = input._st.data
     spread = _var_fwd(a, axes, dof, keepdim)

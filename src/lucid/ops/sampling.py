@@ -17,6 +17,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .elementwise import abs, clamp, floor, remainder, round, where
 from .index import gather
@@ -107,6 +108,7 @@ def _bicubic(flat: Tensor, grid: Tensor, sizes: tuple, padding_mode: str, align_
     return (along_w * weights[0].unsqueeze(1)).sum(2)
 
 
+@_cpu_route.float64_args
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the points ``grid`` (N, Ho, Wo, 2) gives, in normalised [-1, 1]
     coordinates (x then y); 5-D inputs take (N, Do, Ho, Wo, 3) grids (x, y, z). ``mode``: "bilinear" (trilinear
@@ -168,6 +170,7 @@ def _base_coords(size: int, align_corners: bool, dtype) -> mx.array:
     return mx.array(steps if align_corners else steps * ((size - 1) / size), dtype=dtype)
 
 
+@_cpu_route.float64_args
 def affine_grid(theta, size, align_corners=None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` (N, 2, 3) for an output of ``size`` (N, C, H, W), or (N, 3,
     4) for (N, C, D, H, W): grid[n, i, j] = theta[n] @ (x_j, y_i, 1), in normalised coordinates."""

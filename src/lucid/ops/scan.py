@@ -17,6 +17,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
 from ._core import data, defop, method_docs, methods
@@ -165,6 +166,7 @@ _cummax = _gather_op("cummax")
 _cummin = _gather_op("cummin")
 
 
+@_cpu_route.float64_args
 def _cum_extremum(input, dim, op, running, return_type):
     axis = wrap_dim(dim, input.ndim)
     a = data(input)
@@ -196,6 +198,7 @@ _sort = _gather_op("sort")
 _sort_stable = _gather_op("sort", node="SortBackward1")  # PyTorch's overload with the stable keyword
 
 
+@_cpu_route.float64_args
 def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = None):
     """``(values, indices)`` sorted along ``dim`` (always stable)."""
     axis = wrap_dim(dim, input.ndim)
@@ -204,6 +207,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = N
     return _selected(_sort if stable is None else _sort_stable, input, idx, axis, True, sort_return)
 
 
+@_cpu_route.float64_args
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The int64 indices that sort ``input`` along ``dim`` (always stable)."""
     axis = wrap_dim(dim, input.ndim)
@@ -219,6 +223,7 @@ def msort(input) -> Tensor:
 _topk = _gather_op("topk")
 
 
+@_cpu_route.float64_args
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
     axis = wrap_dim(dim, input.ndim)
@@ -251,6 +256,7 @@ def _nonempty_dim(a, axis, fn):
         raise IndexError(f"{fn}(): Expected reduction dim {axis} to have non-zero size.")
 
 
+@_cpu_route.float64_args
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     """``(values, indices)`` of the ``k``-th smallest element (1-based) along ``dim``."""
     axis = wrap_dim(dim, input.ndim)
@@ -300,6 +306,7 @@ _median_all = defop("median", _full_median_fwd, vjp=_evenly_vjp, save="both", no
 _nanmedian_all = defop("nanmedian", _full_median_fwd, vjp=_evenly_vjp, save="both", node="NanmedianBackward0")
 
 
+@_cpu_route.float64_args
 def _median(input, dim, keepdim, ignore_nan, full_op, dim_op, return_type):
     if dim is None:
         return full_op(input, ignore_nan)

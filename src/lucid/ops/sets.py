@@ -16,6 +16,7 @@ import warnings
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .._checks import checked_index, mark_known
 from .._dtype import dtype_name
 from .._tensor import Tensor, _wrap
@@ -108,6 +109,7 @@ def _sorter_error(v) -> RuntimeError:
     return RuntimeError("torch.searchsorted(): sorter index out of range")
 
 
+@_cpu_route.float64_args
 def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool = False, side: str | None = None,
                  sorter=None) -> Tensor:
     """Indices where the values of ``input`` would be inserted into ``sorted_sequence`` (sorted along its last
@@ -147,6 +149,7 @@ def searchsorted(sorted_sequence, input, *, out_int32: bool = False, right: bool
     return _wrap(out.astype(mx.int32 if out_int32 else mx.int64))
 
 
+@_cpu_route.float64_args
 def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False) -> Tensor:
     """The bucket of each value among the sorted 1-d ``boundaries``: i with boundaries[i-1] < x <= boundaries[i]
     (``right=True``: boundaries[i-1] <= x < boundaries[i])."""

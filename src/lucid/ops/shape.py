@@ -20,6 +20,7 @@ import math
 
 import mlx.core as mx
 
+from .. import _cpu_route
 from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
@@ -616,6 +617,7 @@ SplitWithSizesBackward0 = type("SplitWithSizesBackward0", (_PiecesBackward,), {"
 UnbindBackward0 = type("UnbindBackward0", (_PiecesBackward,), {"__slots__": (), "stacks": True})
 
 
+@_cpu_route.float64_args
 def _pieces(x: Tensor, keys: list, dim: int, node_class) -> tuple:
     """The views ``x[key]`` for each key, sharing one backward node."""
     a = x._st.data

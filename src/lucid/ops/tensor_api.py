@@ -16,6 +16,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
+from .. import _cpu_route
 from .. import _checks, _creation, _dtype
 from .._tensor import Tensor, _wrap
 
@@ -69,6 +70,7 @@ def _uniform01(shape, dtype, generator) -> mx.array:
         dtype if _dtype.is_floating(dtype) else mx.float32)
 
 
+@_cpu_route.float64_args
 def _fill_random(self: Tensor, draw) -> Tensor:
     """Replace the value by ``draw(shape, dtype)`` (an MLX array), in place."""
     arr = self._st.data

@@ -31,7 +31,7 @@ from itertools import chain
 import mlx.core as mx
 import numpy as np
 
-from .. import _threads
+from .. import _cpu_route, _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._grad_mode import is_compiling
 from .._dtype import dtype_name
@@ -109,7 +109,11 @@ def _with_step_hooks(step, evaluates: bool = False):
                         raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
                                            f"{result}.")
                     args, kwargs = result
-        out = step(self, *args, **kwargs)
+        if _cpu_route.gpu_default() and any(p.dtype == mx.float64 for g in self.param_groups for p in g["params"]):
+            with _cpu_route.on_cpu():  # float64 parameters on a GPU default device: their update runs on the CPU
+                out = step(self, *args, **kwargs)
+        else:
+            out = step(self, *args, **kwargs)
         if not evaluates and not is_compiling():
             _threads.evaluate(take_pending_evals())
         self._opt_called = True
@@ -207,7 +211,7 @@ def _scalar_tensor(value: float) -> Tensor:
 
 
 def _zeros_like(p: Tensor) -> Tensor:
-    return _wrap(mx.zeros_like(p._st.data))
+    return _wrap(_cpu_route.build(mx.zeros_like, p._st.data))  # (float64 state on a GPU default: made on the CPU)
 
 
 def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
@@ -219,7 +223,7 @@ def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
-    return _wrap(mx.full(p._st.data.shape, value, dtype=p._st.data.dtype))
+    return _wrap(_cpu_route.build(mx.full, p._st.data.shape, value, dtype=p._st.data.dtype))
 
 
 class Hyper:
@@ -550,6 +554,7 @@ class Optimizer:
                 state_dict = result
         return state_dict
 
+    @_cpu_route.routed  # (its casts to the parameters' dtypes include float64)
     def load_state_dict(self, state_dict: dict) -> None:
         """Load a state from ``state_dict()`` (this optimizer's or a PyTorch one's layout). Group sizes must match;
         floating-point state is cast to its parameter's dtype (except ``step``), as in PyTorch."""

@@ -13,6 +13,7 @@ from typing import NamedTuple
 import mlx.core as mx
 import numpy as np
 
+from ... import _cpu_route
 from ..._checks import mark_known
 from ..._tensor import Tensor, _wrap
 from ...ops.index import index_select
@@ -40,6 +41,7 @@ class PackedSequence(NamedTuple):
         return False
 
 
+@_cpu_route.float64_args
 def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.0,
                  padding_side: str = "right") -> Tensor:
     """Stack tensors of shapes (L_i, *) into (max L, B, *) (or (B, max L, *) with ``batch_first``), padding the
@@ -73,6 +75,7 @@ def _lengths(lengths) -> np.ndarray:
     return np.asarray(lengths.tolist() if isinstance(lengths, Tensor) else lengths, dtype=np.int64).reshape(-1)
 
 
+@_cpu_route.float64_args
 def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sorted: bool = True) -> PackedSequence:
     """Pack a padded batch (T, B, *) (or (B, T, *) with ``batch_first``) whose sequences have ``lengths``. With
     ``enforce_sorted`` the lengths must be in decreasing order; otherwise the batch is sorted and
@@ -106,6 +109,7 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
     return PackedSequence(data, _index(batch_sizes), _index(order), _index(np.argsort(order)))
 
 
+@_cpu_route.float64_args
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, padding_value: float = 0.0,
                         total_length: int | None = None) -> tuple[Tensor, Tensor]:
     """The inverse of ``pack_padded_sequence``: (padded batch, lengths as int64), in the original batch order."""
