@@ -75,3 +75,31 @@ def test_bench_reductions_measures_and_renders():
                "amp": None, "distributed": None, "reductions": result}
     text = run.render(results, header, run.Plan(quick=True), "python -m bench --only reductions")
     assert "## Cost of accurate reductions" in text and "accurate reductions ≤ 2% of a step" in text
+
+
+@pytest.mark.parametrize("key", ["ddpm", pytest.param("gcn", marks=pytest.mark.slow)])
+def test_bench_small_programs_agree_across_implementations(key):
+    """The small-program workloads (bench/small.py): lucid eager and compiled, MLX and PyTorch compute the same
+    losses from the same weights and batch, and the targets table has issue 21's rows against PyTorch."""
+    from bench import run
+    from bench.harness import Settings
+
+    plan = run.Plan(quick=True)
+    plan.settings = Settings(repeats=1, block_s=0.0, check_calls=2, warmup_calls=1)
+    results = run.run_suite([key], plan, log=lambda msg: None)
+    assert not results["failed"]
+    (workload,) = results["workloads"]
+    assert not workload.errors, workload.errors
+    impls = ["mlx", "lucid.compile", "mx.compile"]
+    try:
+        import torch  # noqa: F401
+        impls.append("torch")
+    except ImportError:
+        pass
+    for impl in impls:
+        assert workload.agree[impl], (impl, workload.mismatch)
+    header = {"date": "today", "machine": "test", "python": "3", "mlx": "0", "lucid": "0", "torch": "-",
+              "blas": "-", "compiler": "-"}
+    text = run.render(results, header, plan, f"python -m bench --quick --only {key}")
+    if "torch" in impls:
+        assert "lucid eager / PyTorch eager ≤ 1.5×" in text and "lucid.compile / PyTorch eager ≤ 1.0×" in text
