@@ -1,8 +1,8 @@
 """lucid against pure MLX (and PyTorch when installed): training steps, HVP, backward scaling, tape overhead, memory;
 then lucid's mixed precision (``bench/amp.py``) and data parallelism on 1 vs 2 processes (``bench/distributed.py``).
 
-    python -m bench                    # everything (~20 minutes on 2 cores: the zoo workloads take ~10, amp and distributed ~5, MLX's
-                                       # DCGAN steps ~5 s each); writes bench/RESULTS.md (+ results.png)
+    python -m bench                    # everything (~25 minutes on 2 cores: the zoo workloads take ~10, amp and distributed ~5,
+                                       # ddpm and gcn ~2, MLX's DCGAN steps ~5 s each); writes bench/RESULTS.md (+ results.png)
     python -m bench --quick            # fewer repeats and shorter chains: a smoke run, writes nothing
     python -m bench --only cnn --only memory --output /tmp/r.md
     python bench/run.py ...            # the same
