@@ -7,6 +7,7 @@ from .timing import Stat, paired_ratio
 NAMES = {"lucid": "lucid eager", "mlx": "MLX eager", "lucid.compile": "lucid.compile", "mx.compile": "mx.compile",
          "torch": "PyTorch eager"}
 COMPILED_TARGET = 1.0
+COMPILED_TORCH_TARGET = 1.0  # issue 21: a small program under lucid.compile at most PyTorch's eager time
 CHECKS_TARGET = 1.03  # issue 9: index bounds checks cost at most 3% of a step
 REDUCTIONS_TARGET = 1.02  # issue 19: accurate float reductions cost at most 2% of a step
 PEAK_TARGET = 1.1
@@ -145,11 +146,23 @@ def _met(ok: bool | None) -> str:
 
 
 def targets_table(results: list[WorkloadResult], eager_targets: dict, peaks: dict, titles: dict,
-                  recording: dict | None, flat: dict | None, after: dict, reductions: dict | None = None) -> str:
+                  recording: dict | None, flat: dict | None, after: dict, reductions: dict | None = None,
+                  torch_targets: dict | None = None) -> str:
     """``recording``: µs over MLX per op, keys "build" and "eval"; ``flat``: per-node growth from the shortest to the
     longest chain of "lucid" (fwd+bwd), "mx.grad" and "walk" (lucid's engine alone), the paired ratio lucid / mx.grad
-    at both ("ratio_first", "ratio_last"), and the two lengths; ``reductions``: bench/reductions.py's measure()."""
+    at both ("ratio_first", "ratio_last"), and the two lengths; ``reductions``: bench/reductions.py's measure();
+    ``torch_targets``: per workload, the bound on lucid eager / PyTorch eager (lucid.compile's is ≤ 1.0×)."""
     rows = []
+    for r in results:
+        target = (torch_targets or {}).get(r.key)
+        if target is None or not r.samples.get("torch"):
+            continue
+        for impl, bound in (("lucid", target), ("lucid.compile", COMPILED_TORCH_TARGET)):
+            a, b = r.samples.get(impl), r.samples["torch"]
+            ratio = paired_ratio(a, b) if a else None
+            rows.append((f"{NAMES[impl]} / PyTorch eager ≤ {bound:.1f}×: {_short(r.title)}",
+                         _ratio(a, b) if ratio else "error: " + r.errors.get(impl, "not run"),
+                         _met(None if ratio is None else ratio.median <= bound)))
     for r in results:
         target = eager_targets.get(r.key)
         if target is None:

@@ -22,7 +22,7 @@ import numpy as np
 import lucid
 from lucid import _checks
 
-from . import env, models, zoo
+from . import env, models, small, zoo
 from .harness import UNCHECKED, Settings, run_implementations
 
 
@@ -36,10 +36,11 @@ class Spec:
     data: Callable[[np.random.Generator], tuple[np.ndarray, np.ndarray]]
     optimizer: str             # "SGD", "Adam" or "AdamW"
     lr: float
-    target_eager: float        # the issue's target for lucid eager / MLX eager
+    target_eager: float | None  # the issue's target for lucid eager / MLX eager
     nchw: bool = False         # input is an image batch: MLX gets it as NHWC
     loss: Callable | None = None      # (F, model, x, y) -> loss, where the model is not a classifier of x
     mlx_loss: Callable | None = None  # (model, x, y) -> loss for the mlx.nn twin; cross-entropy when None
+    target_torch: float | None = None  # issue 21's target for lucid eager / PyTorch eager (compiled: ≤ 1.0×)
 
 
 def _classes(shape, classes: int):
@@ -80,6 +81,13 @@ SPECS = {
     "lstm_lm": Spec("lstm_lm", "zoo LSTM LM (word_language_model) 2x128, emb 64, seq 64, batch 32, vocab 65, Adam",
                     zoo.lstm_lm, partial(zoo.MLXLSTMLM, **zoo.LSTM_CONFIG), zoo.lstm_weights, _tokens(32, 64, 65),
                     "Adam", 3e-3, 1.10, loss=zoo.lstm_loss),
+    # small programs (bench/small.py): per-op cost decides their speed; the issue's targets are against PyTorch
+    "ddpm": Spec("ddpm", "DDPM on 2-D points, MLP 3x64 GELU + sinusoidal t, batch 32, Adam", small.ddpm,
+                 small.MLXDDPM, small.ddpm_weights, small.ddpm_data, "Adam", 1e-3, None, loss=small.ddpm_loss,
+                 mlx_loss=small.mlx_ddpm_loss, target_torch=1.5),
+    "gcn": Spec("gcn", "GCN on a Cora-sized graph (2,708 nodes, 1,433-16-7, dense adjacency), Adam", small.gcn,
+                small.MLXGCN, small.gcn_weights, small.gcn_data, "Adam", 1e-2, None, loss=small.gcn_loss,
+                mlx_loss=small.mlx_gcn_loss, target_torch=1.5),
 }
 
 

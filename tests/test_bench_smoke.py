@@ -75,3 +75,49 @@ def test_bench_reductions_measures_and_renders():
                "amp": None, "distributed": None, "reductions": result}
     text = run.render(results, header, run.Plan(quick=True), "python -m bench --only reductions")
     assert "## Cost of accurate reductions" in text and "accurate reductions ≤ 2% of a step" in text
+
+
+def test_bench_gcn_steps_agree_across_frameworks():
+    """The GCN workload (bench/small.py, dense 2,708-node adjacency): lucid eager, MLX and PyTorch take the same two
+    Adam steps from the same weights and batch (the second loss checks the gradients and the update). The whole
+    harness on it takes ~30 s here, so only these three run; the DDPM test below runs the harness."""
+    import numpy as np
+
+    from bench import training
+
+    spec = training.SPECS["gcn"]
+    state, batch = training.initial_state(spec)
+    builders = training.builders(spec, state, batch)
+    names = [n for n in ("lucid", "mlx", "torch") if n in builders]
+    losses = {n: [call() for call in [builders[n]()] for _ in range(2)] for n in names}
+    for n in names:
+        np.testing.assert_allclose(losses[n], losses["lucid"], rtol=2e-4)
+    assert losses["lucid"][1] < losses["lucid"][0]
+
+
+@pytest.mark.parametrize("key", ["ddpm"])
+def test_bench_small_programs_agree_across_implementations(key):
+    """The small-program workloads (bench/small.py): lucid eager and compiled, MLX and PyTorch compute the same
+    losses from the same weights and batch, and the targets table has issue 21's rows against PyTorch."""
+    from bench import run
+    from bench.harness import Settings
+
+    plan = run.Plan(quick=True)
+    plan.settings = Settings(repeats=1, block_s=0.0, check_calls=2, warmup_calls=1)
+    results = run.run_suite([key], plan, log=lambda msg: None)
+    assert not results["failed"]
+    (workload,) = results["workloads"]
+    assert not workload.errors, workload.errors
+    impls = ["mlx", "lucid.compile", "mx.compile"]
+    try:
+        import torch  # noqa: F401
+        impls.append("torch")
+    except ImportError:
+        pass
+    for impl in impls:
+        assert workload.agree[impl], (impl, workload.mismatch)
+    header = {"date": "today", "machine": "test", "python": "3", "mlx": "0", "lucid": "0", "torch": "-",
+              "blas": "-", "compiler": "-"}
+    text = run.render(results, header, plan, f"python -m bench --quick --only {key}")
+    if "torch" in impls:
+        assert "lucid eager / PyTorch eager ≤ 1.5×" in text and "lucid.compile / PyTorch eager ≤ 1.0×" in text

@@ -342,3 +342,21 @@ def test_gelu_backward_reuses_the_forward_cdf_and_stays_exact_under_create_graph
     (tgx,) = torch.autograd.grad(tout, [t], torch.tensor(g, dtype=t.dtype), create_graph=True)
     np.testing.assert_allclose(lucid.autograd.grad(gx.sum(), x).numpy(),
                                torch.autograd.grad(tgx.sum(), t)[0].numpy(), **tol)
+
+
+@pytest.mark.parametrize("act", ACTS, ids=lambda a: a.name)
+def test_first_order_backward_reads_no_values(act, monkeypatch):
+    """A backward builds MLX's graph and evaluates nothing: no MLX operation in a VJP may take a Tensor as an
+    operand (``mx.array + Tensor`` is MLX's ``__add__``, which reads the Tensor through ``__dlpack__``, an evaluation
+    and a copy; the exact GELU's VJP did so, evaluating the forward graph in the middle of every backward)."""
+    rng = np.random.default_rng(0)
+    x = lucid.tensor(act.domain(rng, act.shapes[-1]), dtype=lucid.float32, requires_grad=True)
+    out = act.fn(x)
+    reads, export = [], lucid.Tensor.__dlpack__
+
+    def counted(self, *args, **kwargs):  # counted, not raising: MLX would catch the error and read another way
+        reads.append(self.shape)
+        return export(self, *args, **kwargs)
+    monkeypatch.setattr(lucid.Tensor, "__dlpack__", counted)
+    out.sum().backward()
+    assert reads == [] and x.grad.shape == x.shape
