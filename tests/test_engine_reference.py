@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import lucid
+from lucid.distributions import _sampling
 import lucid.nn.functional as F
 from lucid import _grad_mode as gm
 from lucid.autograd import engine
@@ -125,6 +126,7 @@ CALLS = {
     "ToCopyBackward0": lambda T: T(3, 4).to(lucid.float64),
     "TopkBackward0": lambda T: lucid.topk(T(3, 4), 2)[0],
     "PolygammaBackward0": lambda T: lucid.polygamma(1, T(3, 4)),
+    "StandardGammaBackward0": lambda T: _sampling.standard_gamma(T(3, 4) + 1.0),
     # zeta and the incomplete gammas have no derivative in their first argument (as in PyTorch): a constant there
     "SpecialZetaBackward0": lambda T: lucid.special.zeta(lucid.full((3, 4), 2.5), T(3, 4)),
     "IgammaBackward0": lambda T: lucid.igamma(lucid.full((3, 4), 1.5), T(3, 4)),
@@ -152,6 +154,8 @@ EXTRA = [
 # Declared ops whose backward is not reached through these cases, and why.
 NOT_RUN = {
     "NotImplemented": "scatter_add with a reduce= that has no derivative: its backward raises by design",
+    "StandardGammaGradBackward0": "the Gamma draw's reparameterization gradient has no derivative of its own (as in "
+                                  "PyTorch): its backward raises by design",
 }
 
 
