@@ -74,11 +74,13 @@ def _pad_crop(a: mx.array, pads: tuple, value=0) -> mx.array:
 def _scatter_add_fwd(g, idx, axis, size):
     """zeros with ``size`` along ``axis`` where ``out[..., idx[j], ...] += g[..., j, ...]`` (repeats accumulate)."""
     k = idx.ndim
+    shape = g.shape[:axis] + (size,) + g.shape[axis + k:]
+    if g.size == 0:  # nothing to add (an empty batch): MLX's scatter refuses empty updates with a nonempty index
+        return mx.zeros(shape, g.dtype)
     if 0 < axis and axis + k == g.ndim:
         # index dims last: MLX scatters element by element there; with them first it adds whole rows (~5x faster)
         rows = mx.transpose(g, list(range(axis, axis + k)) + list(range(axis)))
         return mx.moveaxis(mx.zeros((size,) + g.shape[:axis], g.dtype).at[idx].add(rows), 0, axis)
-    shape = g.shape[:axis] + (size,) + g.shape[axis + k:]
     return mx.zeros(shape, g.dtype).at[(slice(None),) * axis + (idx,)].add(g)
 
 
@@ -517,7 +519,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     pads, padded, out, table = _im2col_table("unfold", x.shape[2:], kernel_size, dilation, padding, stride)
     if any(p for p, _ in pads):
         x = pad_constant(x, ((0, 0), (0, 0)) + pads)
-    cols = gather_axis(x.reshape(n, c, -1), table, 2)  # (N, C, K, L)
+    cols = gather_axis(x.reshape(n, c, math.prod(x.shape[2:])), table, 2)  # (N, C, K, L); no -1: N may be 0
     cols = cols.reshape(n, c * table.shape[0], table.shape[1])
     return cols.reshape(cols.shape[1:]) if unbatched else cols
 

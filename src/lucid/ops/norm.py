@@ -275,7 +275,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    grouped = input.reshape(n, num_groups, -1)
+    grouped = input.reshape(n, num_groups, (c // num_groups) * math.prod(input.shape[2:]))  # no -1: N may be 0
     y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
     return _affine(y, weight, bias, _channel_shape(input))
 

@@ -81,6 +81,8 @@ def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
     per-plane indices (int64) of each window's first maximum."""
     (n, c), spatial = x.shape[:2], x.shape[2:]
     out = [len(r) for r in rows]
+    if n * c == 0:  # nothing to pool, and MLX's argmax refuses an empty reduction
+        return x.reshape(n, c, *[1] * len(out)).expand(n, c, *out), mx.zeros((n, c, *out), mx.int64)
     table = window_table([mx.array(r, dtype=mx.int32) for r in rows], spatial)  # (K, L)
     k, length = table.shape
     plane = math.prod(spatial)
@@ -243,7 +245,21 @@ def _adaptive_size(fn, output_size, spatial) -> tuple:
     return out
 
 
+def _require_nonempty(fn, input, first: int) -> None:
+    """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
+    reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
+    sizes = list(input.shape)
+    if fn == "adaptive_avg_pool1d":
+        fn, sizes = "adaptive_avg_pool2d", sizes[:-1] + [1] + sizes[-1:]
+    for d in range(max(first, 0), len(sizes)):
+        if sizes[d] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {sizes} with dimension {d} being empty")
+
+
 def _adaptive_max_pool(n, fn, input, output_size, return_indices):
+    if isinstance(input, Tensor):  # the max pools refuse empty channels too
+        _require_nonempty(fn, input, input.ndim - n - 1)
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
     values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
@@ -342,6 +358,7 @@ def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
 
 def _adaptive_avg_pool(n, fn, input, output_size):
     x, unbatched = batched(input, n, fn)
+    _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
     spatial = x.shape[2:]
     out = _adaptive_size(fn, output_size, spatial)
     if all(o == 1 for o in out):  # global average pooling
@@ -535,10 +552,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
     if mode == "area":
-        return _adaptive_avg_pool(n, "adaptive_avg_pool", input, sizes)
-    if min(sizes) <= 0:
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({list(input.shape[2:])})"
-                           f" output ({sizes})")
+        return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
+    if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
+        def named(dims):
+            return ", ".join(f"{a}: {v}" for a, v in zip("DHW"[3 - n:], dims))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({named(input.shape[2:])})"
+                           f"{' and' if n == 1 else ''} output ({named(sizes)})")
     x = input
     for d in reversed(range(n)):  # last dim first: PyTorch's order of summation
         axis, shape = 2 + d, [-1] + [1] * (n - 1 - d)
