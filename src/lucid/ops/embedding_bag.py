@@ -14,8 +14,9 @@ __all__ = ["embedding_bag"]
 import mlx.core as mx
 import numpy as np
 
-from .._checks import mark_known
+from .._checks import checked_index, mark_known
 from .._tensor import Tensor, _wrap
+from ._core import data
 from .elementwise import clamp, where
 from .index import index_select
 from .nn_basic import embedding
@@ -52,6 +53,10 @@ def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarr
     return np.where(valid, starts[:, None] + j[None, :], 0), valid
 
 
+def _index_error(value) -> RuntimeError:
+    return RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {value}")
+
+
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq: bool = False,
                   mode: str = "mean", sparse: bool = False, per_sample_weights=None,
                   include_last_offset: bool = False, padding_idx=None) -> Tensor:
@@ -78,6 +83,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     flat = input if input.ndim == 1 else input.reshape(-1)  # (a 1-d input keeps host values checked at once)
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
+    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe)
+    flat = _wrap(checked_index(data(flat), weight.shape[0], _index_error, "embedding_bag"))
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (tokens, dim)
     pos = _wrap(mark_known(mx.array(positions.reshape(-1), dtype=mx.int64)))  # host values: checked at once
     table = index_select(rows, 0, pos).reshape(bags, longest, dim)
