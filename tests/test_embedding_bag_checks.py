@@ -2,6 +2,7 @@
 indices are lazy), differentiates through per_sample_weights, and Tensor.narrow takes a 0-d tensor start."""
 import re
 
+import numpy as np
 import pytest
 
 import lucid
@@ -58,3 +59,42 @@ def test_narrow_tensor_start():
     for bad in (lucid.tensor([2]), lucid.tensor(2.0)):
         with pytest.raises(RuntimeError, match="start must be an 0-dim integral Tensor."):
             x.narrow(0, bad, 3)
+
+
+def test_top_level_embedding_bag_closed_form():
+    """lucid.embedding_bag(weight, indices, offsets, ..., mode) -> (output, offset2bag, bag_size, max_indices)."""
+    w = lucid.tensor([[0.0, 5.0], [1.0, 1.0], [2.0, -1.0], [3.0, 0.5]], dtype=lucid.float64)
+    idx, off = lucid.tensor([0, 2, 1, 3, 2]), lucid.tensor([0, 2, 2])
+    out, o2b, size, mx_idx = lucid.embedding_bag(w, idx, off, False, 2)
+    assert out.tolist() == [[2.0, 5.0], [0.0, 0.0], [3.0, 1.0]]
+    assert o2b.tolist() == [0, 0, 2, 2, 2] and size.tolist() == [2, 0, 3]
+    assert mx_idx.tolist() == [[2, 0], [0, 0], [3, 1]] and mx_idx.dtype == lucid.int64
+    out, o2b, size, mx_idx = lucid.embedding_bag(w, idx, off, False, 1, padding_idx=2)
+    assert out.tolist() == [[0.0, 5.0], [0.0, 0.0], [2.0, 0.75]] and size.tolist() == [1, 0, 2]
+    assert mx_idx.tolist() == size.tolist()
+    out, o2b, size, mx_idx = lucid.embedding_bag(w.float(), idx, off)  # sum: PyTorch's fast path has no offset2bag
+    assert tuple(o2b.shape) == (0,) and size.tolist() == [0, 0, 0] and mx_idx.tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("dtype,padding_idx,include_last", [
+    ("float32", None, False), ("float64", None, False), ("float32", 2, False), ("float32", -1, False),
+    ("float32", None, True)])
+def test_top_level_embedding_bag_matches_torch(mode, dtype, padding_idx, include_last):
+    torch = pytest.importorskip("torch")
+    w = torch.randn(5, 3, dtype=getattr(torch, dtype))
+    idx = torch.tensor([0, 2, 1, 4, 2])
+    off = torch.tensor([0, 2, 2, 5] if include_last else [0, 2, 2])
+    want = torch.embedding_bag(w, idx, off, False, mode, False, None, include_last, padding_idx)
+    got = lucid.embedding_bag(*(lucid.tensor(t.numpy()) for t in (w, idx, off)), False, mode, False, None,
+                              include_last, padding_idx)
+    for a, b in zip(want, got, strict=True):
+        assert tuple(b.shape) == tuple(a.shape) and str(b.dtype).split(".")[-1] == str(a.dtype).split(".")[-1]
+        np.testing.assert_allclose(b.numpy(), a.numpy(), rtol=1e-6)
+
+
+def test_top_level_embedding_bag_gradient():
+    w = lucid.randn(5, 3, dtype=lucid.float64, requires_grad=True)
+    idx, off = lucid.tensor([0, 2, 1, 4, 2]), lucid.tensor([0, 2])
+    for mode in (0, 1, 2):
+        assert gradcheck(lambda w: lucid.embedding_bag(w, idx, off, False, mode)[0], (w,))

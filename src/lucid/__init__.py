@@ -31,6 +31,7 @@ from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
+from .ops.embedding_bag import embedding_bag_with_aux as embedding_bag  # noqa: F401,E402  (PyTorch's 4-tuple form)
 from . import fft, linalg, nn, utils  # noqa: E402
 from . import optim  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
