@@ -55,6 +55,30 @@ CASES = [
     ("admax3_sp0", "F.adaptive_max_pool3d(T.randn(1, 2, 3, 0, 3), 2)",
      (RuntimeError, "adaptive_max_pool3d(): Expected input to have non-zero size for non-batch dimensions, but "
                     "input has sizes [1, 2, 3, 0, 3] with dimension 3 being empty")),
+    ("maxpool1_c0", "F.max_pool1d(T.randn(1, 0, 4), 2)",
+     (RuntimeError, "max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but "
+                    "got:[1, 0, 4]")),
+    ("avgpool1_c0", "F.avg_pool1d(T.randn(1, 0, 4), 2)",
+     (RuntimeError, "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                    "got:[1, 0, 1, 4]")),
+    ("maxpool2_c0", "F.max_pool2d(T.randn(1, 0, 4, 4), 2)",
+     (RuntimeError, "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                    "got:[1, 0, 4, 4]")),
+    ("avgpool2_sp0", "F.avg_pool2d(T.randn(1, 2, 0, 4), 2)",
+     (RuntimeError, "Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                    "got:[1, 2, 0, 4]")),
+    ("maxpool3_sp0", "F.max_pool3d(T.randn(1, 2, 4, 0, 4), 2)",
+     (RuntimeError, "max_pool3d_with_indices_out_cpu_template(): Expected input's non-batch dimensions to have "
+                    "positive length, but input has a shape of [1, 2, 4, 0, 4] and non-batch dimension 0 has length "
+                    "zero!")),
+    ("avgpool3_unbatched_sp0", "F.avg_pool3d(T.randn(2, 4, 4, 0), 2)",
+     (RuntimeError, "avg_pool3d(): Expected input's non-batch dimensions to have positive length, but input has a "
+                    "shape of [2, 4, 4, 0] and non-batch dimension 0 has length zero!")),
+    ("interp_c0", "F.interpolate(T.randn(2, 0, 4, 4), scale_factor=2, mode='bilinear')",
+     (RuntimeError, "Non-empty 4D data tensor expected but got a tensor with sizes [2, 0, 4, 4]")),
+    ("interp_linear_c0", "F.interpolate(T.randn(2, 0, 4), scale_factor=2, mode='linear')",
+     (RuntimeError, "Non-empty 3D data tensor expected but got a tensor with sizes [2, 0, 4]")),
+    ("interp_area_c0", "F.interpolate(T.randn(2, 0, 4, 4), size=(2, 2), mode='area')", (2, 0, 2, 2)),
     ("conv1d", "T.nn.Conv1d(2, 3, 3)(T.randn(0, 2, 5))", (0, 3, 3)),
     ("conv2d", "T.nn.Conv2d(2, 3, 3)(T.randn(0, 2, 5, 5))", (0, 3, 3, 3)),
     ("conv3d", "T.nn.Conv3d(2, 3, 3)(T.randn(0, 2, 5, 5, 5))", (0, 3, 3, 3, 3)),

@@ -193,8 +193,26 @@ def _pool_out(x, k, s, p, d, ceil_mode) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- max pooling
+def _require_positive(n: int, fn: str, input: Tensor) -> None:
+    """PyTorch's refusal of a pooling input with an empty channel or spatial dim (only the batch may be empty), in
+    the words of the kernel PyTorch runs (avg_pool1d is its 2-d pool over an inserted unit dim)."""
+    shape = list(input.shape)
+    if min(shape[input.ndim - n - 1:]) > 0:
+        return
+    if n == 3:
+        name = "avg_pool3d" if fn == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template"
+        raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input has a "
+                           f"shape of {shape} and non-batch dimension 0 has length zero!")
+    if fn == "avg_pool1d":
+        n, shape = 2, shape[:-1] + [1] + shape[-1:]
+    prefix = "max_pool1d: " if fn == "max_pool1d" else ""
+    raise RuntimeError(f"{prefix}Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 dim batch size for "
+                       f"input, but got:{shape}")
+
+
 def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched(input, n, fn)
+    _require_positive(n, fn, input)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
     if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: strided views, elementwise max
@@ -297,6 +315,7 @@ def _counts(size, out, k, s, p, include_pad) -> list:
 
 def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = batched(input, n, fn)
+    _require_positive(n, fn, input)
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
     out = _pool_out(x, k, s, p, (1,) * n, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -558,6 +577,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             return ", ".join(f"{a}: {v}" for a, v in zip("DHW"[3 - n:], dims))
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({named(input.shape[2:])})"
                            f"{' and' if n == 1 else ''} output ({named(sizes)})")
+    if input.shape[1] == 0:  # (an empty batch alone is fine)
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
     x = input
     for d in reversed(range(n)):  # last dim first: PyTorch's order of summation
         axis, shape = 2 + d, [-1] + [1] * (n - 1 - d)
