@@ -79,6 +79,27 @@ CASES = [
     ("interp_linear_c0", "F.interpolate(T.randn(2, 0, 4), scale_factor=2, mode='linear')",
      (RuntimeError, "Non-empty 3D data tensor expected but got a tensor with sizes [2, 0, 4]")),
     ("interp_area_c0", "F.interpolate(T.randn(2, 0, 4, 4), size=(2, 2), mode='area')", (2, 0, 2, 2)),
+    ("reflpad2_sp0", "T.nn.ReflectionPad2d(1)(T.randn(1, 2, 0, 4))",
+     (RuntimeError, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                    "for input, but got: [1, 2, 0, 4]")),
+    ("replpad1_c0", "T.nn.ReplicationPad1d(1)(T.randn(1, 0, 4))",
+     (RuntimeError, "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                    "for input, but got: [1, 0, 4]")),
+    ("replpad3_sp0", "T.nn.ReplicationPad3d(1)(T.randn(1, 2, 4, 0, 4))",
+     (RuntimeError, "Expected 4D or 5D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                    "for input, but got: [1, 2, 4, 0, 4]")),
+    ("reflpad_unbatched_c0", "F.pad(T.randn(0, 3), (1, 1), mode='reflect')",
+     (RuntimeError, "Expected 2D or 3D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                    "for input, but got: [0, 3]")),
+    ("conv2d_in0", "F.conv2d(T.randn(1, 0, 5, 5), T.randn(3, 0, 3, 3))", (1, 0, 3, 3)),
+    ("conv2d_in0_strided", "F.conv2d(T.randn(1, 0, 5, 5), T.randn(3, 0, 3, 3), stride=2, padding=1)", (1, 0, 3, 3)),
+    ("conv3d_batch0_in0", "F.conv3d(T.randn(0, 0, 3, 3, 3), T.randn(3, 0, 1, 1, 1))", (0, 0, 3, 3, 3)),
+    ("conv2d_out0", "F.conv2d(T.randn(1, 2, 5, 5), T.randn(0, 2, 3, 3))",
+     (RuntimeError, "Given groups=1, expected weight to be at least 1 at dimension 0, but got weight of size "
+                    "[0, 2, 3, 3] instead")),
+    ("conv_transpose2d_in0", "F.conv_transpose2d(T.randn(1, 0, 5, 5), T.randn(0, 3, 3, 3))",
+     (RuntimeError, "Given groups=1, expected weight to be at least 1 at dimension 0, but got weight of size "
+                    "[0, 3, 3, 3] instead")),
     ("conv1d", "T.nn.Conv1d(2, 3, 3)(T.randn(0, 2, 5))", (0, 3, 3)),
     ("conv2d", "T.nn.Conv2d(2, 3, 3)(T.randn(0, 2, 5, 5))", (0, 3, 3, 3)),
     ("conv3d", "T.nn.Conv3d(2, 3, 3)(T.randn(0, 2, 5, 5, 5))", (0, 3, 3, 3, 3)),

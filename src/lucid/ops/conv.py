@@ -362,6 +362,9 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
                            f"{list(weight.shape)}")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
     for what, t in (("weight", weight), ("bias", bias)):  # PyTorch's error: a mismatch is a mistake, not promoted
         if t is not None and t.dtype != x.dtype:
             raise RuntimeError(f"Input type ({_scalar_name(x.dtype).lower()}) and {what} type "
@@ -417,6 +420,11 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(str(d * (k - 1) + 1) for d, k in zip(dilation, ksize))}). Kernel "
                            "size can't be greater than actual input size")
+    if weight.shape[1] == 0:  # no input channels: PyTorch's empty convolution has no channels either (and MLX's
+        # convolution dies of a floating-point exception on it)
+        out_size = [(p - d * (k - 1) - 1) // s + 1 for p, d, k, s in zip(padded, dilation, ksize, stride)]
+        out = x.reshape(x.shape[0], 0, *[1] * n).expand(x.shape[0], 0, *out_size)
+        return out.reshape(out.shape[1:]) if unbatched else out
     options = (stride, lo, hi, dilation, (1,) * n, groups, False)
     out = _conv(x, weight, *options) if bias is None else _conv_bias(x, weight, bias, *options)
     return out.reshape(out.shape[1:]) if unbatched else out

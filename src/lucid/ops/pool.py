@@ -640,6 +640,9 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
             f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode in ("reflect", "replicate") and min(input.shape[input.ndim - m - 1:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected {m + 1}D or {m + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
     x = input
     for axis in range(input.ndim - m, input.ndim):
         lo, hi = pairs[axis]
@@ -649,8 +652,6 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
                                f"but got: padding ({lo}, {hi}) at dimension {axis} of input {list(input.shape)}")
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if mode == "replicate" and size == 0:
-            raise RuntimeError(f"replicate padding of an empty dimension: input {list(input.shape)}")
         if lo or hi:
             x = gather_axis(x, mx.array(_source_index(mode, size, lo, hi), dtype=mx.int32), axis)
     return x if x is not input else input * 1
