@@ -188,3 +188,17 @@ def test_empty_batch_backward_per_layer(expr):
     x = lucid.randn(0, 2, 5, 5, requires_grad=True)
     eval(expr, {"T": lucid, "F": LF, "x": x}).sum().backward()
     assert tuple(x.grad.shape) == (0, 2, 5, 5)
+
+
+@pytest.mark.parametrize("layer", ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d"])
+def test_batch_norm_empty_batch_keeps_running_stats(layer):
+    """PyTorch: an empty batch leaves the running statistics as they were (lucid used to make them NaN) and gives
+    the affine parameters zero gradients (lucid's backward divided by the zero count)."""
+    m = getattr(lucid.nn, layer)(3)
+    shape = {"BatchNorm1d": (0, 3), "BatchNorm2d": (0, 3, 4, 4), "BatchNorm3d": (0, 3, 2, 2, 2)}[layer]
+    x = lucid.randn(*shape, requires_grad=True)
+    m(x).sum().backward()
+    assert m.running_mean.tolist() == [0.0] * 3 and m.running_var.tolist() == [1.0] * 3
+    assert m.num_batches_tracked.item() == 1
+    assert m.weight.grad.tolist() == [0.0] * 3 and m.bias.grad.tolist() == [0.0] * 3
+    assert tuple(x.grad.shape) == shape

@@ -218,6 +218,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             if t is not None and t.requires_grad:
                 raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
                                    f"'{name}'. This input cannot have requires_grad True.")
+    if input.numel() == 0:  # an empty batch (or no channels): nothing to normalize, the running statistics stay
+        # as they are, and weight and bias get zero gradients, as in PyTorch (the statistics of nothing are NaN)
+        return _affine(input * 1, weight, bias, _channel_shape(input))
     if training:
         size = input.shape
         n = input.numel() // c
