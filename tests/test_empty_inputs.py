@@ -100,6 +100,15 @@ CASES = [
     ("conv_transpose2d_in0", "F.conv_transpose2d(T.randn(1, 0, 5, 5), T.randn(0, 3, 3, 3))",
      (RuntimeError, "Given groups=1, expected weight to be at least 1 at dimension 0, but got weight of size "
                     "[0, 3, 3, 3] instead")),
+    ("unfold_c0", "F.unfold(T.randn(1, 0, 5, 5), 3)",
+     (RuntimeError, "Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions "
+                    "for input, but got: [1, 0, 5, 5]")),
+    ("fold_c0", "F.fold(T.randn(1, 0, 9), (5, 5), 3)",
+     (RuntimeError, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                    "dimensions for input, but got: [1, 0, 9]")),
+    ("fold_blocks0", "F.fold(T.randn(1, 18, 0), (5, 5), 3)",
+     (RuntimeError, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                    "dimensions for input, but got: [1, 18, 0]")),
     ("conv1d", "T.nn.Conv1d(2, 3, 3)(T.randn(0, 2, 5))", (0, 3, 3)),
     ("conv2d", "T.nn.Conv2d(2, 3, 3)(T.randn(0, 2, 5, 5))", (0, 3, 3, 3)),
     ("conv3d", "T.nn.Conv3d(2, 3, 3)(T.randn(0, 2, 5, 5, 5))", (0, 3, 3, 3, 3)),

@@ -523,6 +523,9 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """im2col: the sliding blocks of a (N, C, H, W) input as columns (N, C*kH*kW, L), L the number of blocks;
     row c*kH*kW + i*kW + j holds kernel element (i, j) of channel c."""
     x, unbatched = batched(input, 2, "unfold")
+    if min(input.shape[input.ndim - 3:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     n, c = x.shape[:2]
     pads, padded, out, table = _im2col_table("unfold", x.shape[2:], kernel_size, dilation, padding, stride)
     if any(p for p, _ in pads):
@@ -538,6 +541,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to col2im, but got input of size: "
                            f"{list(input.shape)}")
+    if min(input.shape[input.ndim - 2:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     unbatched = input.ndim == 2
     cols = input.reshape(1, *input.shape) if unbatched else input
     size = ntuple(output_size, 2, "output_size")
