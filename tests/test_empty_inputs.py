@@ -109,6 +109,16 @@ CASES = [
     ("fold_blocks0", "F.fold(T.randn(1, 18, 0), (5, 5), 3)",
      (RuntimeError, "Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
                     "dimensions for input, but got: [1, 18, 0]")),
+    # PyTorch itself fails on an empty batch with a key padding mask (its mask reshape); lucid raises the same
+    ("mha_batch0_key_padding", "T.nn.MultiheadAttention(8, 2, batch_first=True)(T.randn(0, 3, 8), T.randn(0, 4, 8), "
+                               "T.randn(0, 4, 8), key_padding_mask=T.zeros(0, 4, dtype=T.bool), need_weights=False)[0]",
+     (RuntimeError, "cannot reshape tensor of 0 elements into shape [0, 2, -1, 4] because the unspecified "
+                    "dimension size -1 can be any value and is ambiguous")),
+    ("mha_batch0_masks", "T.nn.MultiheadAttention(8, 2, batch_first=True)(T.randn(0, 3, 8), T.randn(0, 4, 8), "
+                         "T.randn(0, 4, 8), key_padding_mask=T.zeros(0, 4, dtype=T.bool), "
+                         "attn_mask=T.zeros(3, 4, dtype=T.bool), need_weights=False)[0]",
+     (RuntimeError, "cannot reshape tensor of 0 elements into shape [0, 2, -1, 4] because the unspecified "
+                    "dimension size -1 can be any value and is ambiguous")),
     ("conv1d", "T.nn.Conv1d(2, 3, 3)(T.randn(0, 2, 5))", (0, 3, 3)),
     ("conv2d", "T.nn.Conv2d(2, 3, 3)(T.randn(0, 2, 5, 5))", (0, 3, 3, 3)),
     ("conv3d", "T.nn.Conv3d(2, 3, 3)(T.randn(0, 2, 5, 5, 5))", (0, 3, 3, 3, 3)),

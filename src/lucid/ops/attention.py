@@ -219,7 +219,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
             attn_mask = attn_mask.unsqueeze(0)
         else:
-            attn_mask = attn_mask.reshape(bsz, num_heads, tgt_len, src_len)
+            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)  # (with bsz 0 this raises, as PyTorch's does)
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
