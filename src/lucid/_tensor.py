@@ -281,11 +281,7 @@ class Tensor:
     def __reduce_ex__(self, protocol):
         # PyTorch's pickle keeps the values and requires_grad only: a non-leaf comes back as a leaf (no history), the
         # .grad and hooks are dropped
-        if protocol < 2:  # MLX arrays pickle only from protocol 2 on: carry the values as numpy (float32 for bf16)
-            a = self._values()
-            host = a.astype(mx.float32) if a.dtype == mx.bfloat16 else a
-            return (_rebuild_tensor_from_numpy, (_threads.to_numpy(host), str(a.dtype).rsplit(".", 1)[-1], self._rg))
-        return (_rebuild_tensor, (self._values(), self._rg))
+        return (_rebuild_tensor_from_numpy, _pickled_values(self._values()) + (self._rg,))
 
     def __deepcopy__(self, memo):
         if self._fn is not None:
@@ -751,9 +747,16 @@ def _rebuild_tensor(arr: mx.array, requires_grad: bool) -> Tensor:
     return _wrap(arr, None, requires_grad)
 
 
+def _pickled_values(a: mx.array) -> tuple:
+    """``a`` as (numpy values, dtype name) for pickling. Not the MLX array itself: MLX pickles float64 as float32.
+    bfloat16, which numpy lacks, travels as float32 (exact) and is cast back on loading."""
+    host = a.astype(mx.float32) if a.dtype == mx.bfloat16 else a
+    return _threads.to_numpy(host), str(a.dtype).rsplit(".", 1)[-1]
+
+
 def _rebuild_tensor_from_numpy(values: np.ndarray, dtype: str, requires_grad: bool) -> Tensor:
-    """A tensor pickled with protocol 0 or 1."""
-    return _wrap(mx.array(values, dtype=getattr(mx, dtype)), None, requires_grad)
+    """An unpickled tensor (``_rebuild_tensor`` still loads pickles written before values travelled as numpy)."""
+    return _wrap(mx.array(values, dtype=_dtype.dtype_named(dtype)), None, requires_grad)
 
 
 def is_inference(input: Tensor) -> bool:

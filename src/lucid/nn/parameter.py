@@ -57,7 +57,8 @@ class Parameter(Tensor):
         return result
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (_wrap(self._st.data), self._rg))
+        # the values travel as a Tensor (which keeps the dtype); attributes code set on the parameter come along
+        return (type(self), (_wrap(self._st.data), self._rg), dict(self.__dict__) or None)
 
 
 class Buffer(Tensor):
@@ -78,6 +79,9 @@ class Buffer(Tensor):
         result = type(self)(_wrap(self._st.data), persistent=self.persistent)
         memo[id(self)] = result
         return result
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (_wrap(self._st.data),), dict(self.__dict__))  # the state holds ``persistent``
 
 
 __all__ = ["Parameter", "Buffer"]

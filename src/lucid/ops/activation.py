@@ -252,8 +252,9 @@ def threshold(input, threshold: float, value: float, inplace: bool = False) -> T
     return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
 
 
-_hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) > lambd, a, 0),
-                    vjp=lambda g, ans, x, lambd: where(gt(abs(x), lambd), g, 0.0))
+# zero inside the band, x (and g) elsewhere: tested as "inside", so that NaN, inside no band, propagates as in PyTorch
+_hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) <= lambd, 0, a),
+                    vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
@@ -261,8 +262,9 @@ def hardshrink(input, lambd: float = 0.5) -> Tensor:
     return _hardshrink(input, lambd)
 
 
-_softshrink = defop("softshrink", lambda a, lambd: mx.where(a > lambd, a - lambd, mx.where(a < -lambd, a + lambd, 0)),
-                    vjp=lambda g, ans, x, lambd: where(gt(abs(x), lambd), g, 0.0))
+_softshrink = defop("softshrink",  # a * 0 inside the band: NaN stays NaN (and -0.5 gives -0.0) as in PyTorch
+                    lambda a, lambd: mx.where(a > lambd, a - lambd, mx.where(a < -lambd, a + lambd, a * 0)),
+                    vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
 def softshrink(input, lambd: float = 0.5) -> Tensor:

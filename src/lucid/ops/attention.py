@@ -207,7 +207,7 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         if dropout_p > 0.0:
             weights = dropout(weights, dropout_p)
         out = bmm(weights, v).transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+        out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])
         weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
         if average_attn_weights:
             weights = weights.mean(1)
@@ -219,13 +219,13 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
         if attn_mask.shape[0] == 1 and attn_mask.ndim == 3:
             attn_mask = attn_mask.unsqueeze(0)
         else:
-            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)
+            attn_mask = attn_mask.reshape(bsz, num_heads, -1, src_len)  # (with bsz 0 this raises, as PyTorch's does)
     q = q.reshape(bsz, num_heads, tgt_len, head_dim)
     k = k.reshape(bsz, num_heads, src_len, head_dim)
     v = v.reshape(bsz, num_heads, src_len, head_dim)
     out = scaled_dot_product_attention(q, k, v, attn_mask, dropout_p, is_causal)
     out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, -1)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, out_proj_weight.shape[0])
     if not is_batched:
         out = out.squeeze(1)
     return out, None

@@ -74,11 +74,13 @@ def _pad_crop(a: mx.array, pads: tuple, value=0) -> mx.array:
 def _scatter_add_fwd(g, idx, axis, size):
     """zeros with ``size`` along ``axis`` where ``out[..., idx[j], ...] += g[..., j, ...]`` (repeats accumulate)."""
     k = idx.ndim
+    shape = g.shape[:axis] + (size,) + g.shape[axis + k:]
+    if g.size == 0:  # nothing to add (an empty batch): MLX's scatter refuses empty updates with a nonempty index
+        return mx.zeros(shape, g.dtype)
     if 0 < axis and axis + k == g.ndim:
         # index dims last: MLX scatters element by element there; with them first it adds whole rows (~5x faster)
         rows = mx.transpose(g, list(range(axis, axis + k)) + list(range(axis)))
         return mx.moveaxis(mx.zeros((size,) + g.shape[:axis], g.dtype).at[idx].add(rows), 0, axis)
-    shape = g.shape[:axis] + (size,) + g.shape[axis + k:]
     return mx.zeros(shape, g.dtype).at[(slice(None),) * axis + (idx,)].add(g)
 
 
@@ -360,6 +362,9 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
                            f"{list(weight.shape)}")
     if groups < 1:
         raise RuntimeError("non-positive groups is not supported")
+    if weight.shape[0] < groups:
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {list(weight.shape)} instead")
     for what, t in (("weight", weight), ("bias", bias)):  # PyTorch's error: a mismatch is a mistake, not promoted
         if t is not None and t.dtype != x.dtype:
             raise RuntimeError(f"Input type ({_scalar_name(x.dtype).lower()}) and {what} type "
@@ -415,6 +420,11 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
         raise RuntimeError(f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). Kernel "
                            f"size: ({' x '.join(str(d * (k - 1) + 1) for d, k in zip(dilation, ksize))}). Kernel "
                            "size can't be greater than actual input size")
+    if weight.shape[1] == 0:  # no input channels: PyTorch's empty convolution has no channels either (and MLX's
+        # convolution dies of a floating-point exception on it)
+        out_size = [(p - d * (k - 1) - 1) // s + 1 for p, d, k, s in zip(padded, dilation, ksize, stride)]
+        out = x.reshape(x.shape[0], 0, *[1] * n).expand(x.shape[0], 0, *out_size)
+        return out.reshape(out.shape[1:]) if unbatched else out
     options = (stride, lo, hi, dilation, (1,) * n, groups, False)
     out = _conv(x, weight, *options) if bias is None else _conv_bias(x, weight, bias, *options)
     return out.reshape(out.shape[1:]) if unbatched else out
@@ -513,11 +523,14 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1) -> Tensor:
     """im2col: the sliding blocks of a (N, C, H, W) input as columns (N, C*kH*kW, L), L the number of blocks;
     row c*kH*kW + i*kW + j holds kernel element (i, j) of channel c."""
     x, unbatched = batched(input, 2, "unfold")
+    if min(input.shape[input.ndim - 3:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and other non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     n, c = x.shape[:2]
     pads, padded, out, table = _im2col_table("unfold", x.shape[2:], kernel_size, dilation, padding, stride)
     if any(p for p, _ in pads):
         x = pad_constant(x, ((0, 0), (0, 0)) + pads)
-    cols = gather_axis(x.reshape(n, c, -1), table, 2)  # (N, C, K, L)
+    cols = gather_axis(x.reshape(n, c, math.prod(x.shape[2:])), table, 2)  # (N, C, K, L); no -1: N may be 0
     cols = cols.reshape(n, c * table.shape[0], table.shape[1])
     return cols.reshape(cols.shape[1:]) if unbatched else cols
 
@@ -528,6 +541,9 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1) -> Te
     if input.ndim not in (2, 3):
         raise RuntimeError(f"Expected 2D (unbatched) or 3D (batched) input to col2im, but got input of size: "
                            f"{list(input.shape)}")
+    if min(input.shape[input.ndim - 2:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 batch size and non-zero "
+                           f"dimensions for input, but got: {list(input.shape)}")
     unbatched = input.ndim == 2
     cols = input.reshape(1, *input.shape) if unbatched else input
     size = ntuple(output_size, 2, "output_size")

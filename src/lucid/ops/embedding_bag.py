@@ -9,14 +9,15 @@ weight (and ``per_sample_weights``) as in PyTorch, with max sending each bag's g
 """
 from __future__ import annotations
 
-__all__ = ["embedding_bag"]
+__all__ = ["embedding_bag", "embedding_bag_with_aux"]
 
 import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .._checks import mark_known
+from .._checks import checked_index, mark_known
 from .._tensor import Tensor, _wrap
+from ._core import data
 from .elementwise import clamp, where
 from .index import index_select
 from .nn_basic import embedding
@@ -53,6 +54,10 @@ def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarr
     return np.where(valid, starts[:, None] + j[None, :], 0), valid
 
 
+def _index_error(value) -> RuntimeError:
+    return RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but found idx to be {value}")
+
+
 @_cpu_route.float64_args
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float = 2, scale_grad_by_freq: bool = False,
                   mode: str = "mean", sparse: bool = False, per_sample_weights=None,
@@ -80,6 +85,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     flat = input if input.ndim == 1 else input.reshape(-1)  # (a 1-d input keeps host values checked at once)
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
+    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe)
+    flat = _wrap(checked_index(data(flat), weight.shape[0], _index_error, "embedding_bag"))
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (tokens, dim)
     pos = _wrap(mark_known(mx.array(positions.reshape(-1), dtype=mx.int64)))  # host values: checked at once
     table = index_select(rows, 0, pos).reshape(bags, longest, dim)
@@ -96,3 +103,50 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
     total = where(mask, table, 0.0).sum(1)
     return total if mode == "sum" else total / clamp(count, 1).to(total.dtype)
 
+
+
+_MODES = ("sum", "mean", "max")
+
+
+def embedding_bag_with_aux(weight, indices, offsets, scale_grad_by_freq: bool = False, mode: int = 0,
+                           sparse: bool = False, per_sample_weights=None, include_last_offset: bool = False,
+                           padding_idx=None) -> tuple:
+    """``torch.embedding_bag``: the bags' output (as ``nn.functional.embedding_bag``, with ``mode`` 0 sum, 1 mean,
+    2 max and ``weight`` first) and the three int64 tensors PyTorch's kernel returns beside it: ``offset2bag`` (the
+    bag of each index; empty for a float32/float16/bfloat16 sum without ``padding_idx``, which PyTorch computes
+    without it), ``bag_size`` (the non-padding indices per bag for mean and max, zeros of ``offsets``' length for
+    sum) and ``max_indices`` (for max, the weight row each output element came from, 0 in an empty bag; else a copy
+    of ``bag_size``)."""
+    if not 0 <= mode < len(_MODES):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    output = embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _MODES[mode], sparse,
+                           per_sample_weights, include_last_offset, padding_idx)
+    positions, valid = _layout(indices, offsets, include_last_offset)
+    bags, longest = positions.shape
+    total = indices.shape[0]
+    off = offsets._to_numpy().astype(np.int64)  # already read (and validated) by _layout
+    if mode == 0 and weight.dtype in (mx.float32, mx.float16, mx.bfloat16) and padding_idx is None:
+        offset2bag = np.zeros((0,), np.int64)
+    else:  # an index past the last offset (include_last_offset) belongs to the last bag, as in PyTorch
+        offset2bag = np.clip(np.searchsorted(off[:bags], np.arange(total), "right") - 1, 0, None)
+    offset2bag = _wrap(mx.array(offset2bag, dtype=mx.int64))
+    if mode == 0:
+        bag_size = _wrap(mx.zeros((off.shape[0],), mx.int64))
+        return output, offset2bag, bag_size, bag_size.clone()
+    keep = mx.array(valid)
+    pos = mx.array(positions.reshape(-1), dtype=mx.int64)
+    rows = mx.take(data(indices), pos).reshape(bags, longest) if longest else mx.zeros((bags, 0), mx.int64)
+    if padding_idx is not None:
+        keep = keep & (rows != padding_idx % weight.shape[0])
+    bag_size = _wrap(mx.sum(keep, axis=1).astype(mx.int64))
+    if mode == 1:
+        return output, offset2bag, bag_size, bag_size.clone()
+    if longest == 0:
+        return output, offset2bag, bag_size, _wrap(mx.zeros((bags, weight.shape[1]), mx.int64))
+    # the indices were checked by embedding_bag above; out-of-range ones are clipped here so MLX never sees them
+    safe = mx.clip(rows, 0, weight.shape[0] - 1)
+    table = mx.where(keep[..., None], data(weight.detach())[safe], -mx.inf)  # (bags, longest, dim)
+    first = mx.argmax(table, axis=1)  # (bags, dim): the first maximum's place in its bag
+    best = mx.take_along_axis(safe[..., None], first[:, None, :], axis=1).squeeze(1)
+    max_indices = mx.where(mx.any(keep, axis=1)[:, None], best, 0).astype(mx.int64)
+    return output, offset2bag, bag_size, _wrap(max_indices)

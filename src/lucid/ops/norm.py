@@ -218,6 +218,9 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             if t is not None and t.requires_grad:
                 raise RuntimeError(f"The function 'native_batch_norm' is not differentiable with respect to argument "
                                    f"'{name}'. This input cannot have requires_grad True.")
+    if input.numel() == 0:  # an empty batch (or no channels): nothing to normalize, the running statistics stay
+        # as they are, and weight and bias get zero gradients, as in PyTorch (the statistics of nothing are NaN)
+        return _affine(input * 1, weight, bias, _channel_shape(input))
     if training:
         size = input.shape
         n = input.numel() // c
@@ -275,7 +278,7 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "
                                f"but got {name} of shape {list(t.shape)} and input of shape {list(input.shape)}")
-    grouped = input.reshape(n, num_groups, -1)
+    grouped = input.reshape(n, num_groups, (c // num_groups) * math.prod(input.shape[2:]))  # no -1: N may be 0
     y = _standardize(grouped, (2,), eps)[0].reshape(input.shape)
     return _affine(y, weight, bias, _channel_shape(input))
 

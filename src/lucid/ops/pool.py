@@ -82,6 +82,8 @@ def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
     per-plane indices (int64) of each window's first maximum."""
     (n, c), spatial = x.shape[:2], x.shape[2:]
     out = [len(r) for r in rows]
+    if n * c == 0:  # nothing to pool, and MLX's argmax refuses an empty reduction
+        return x.reshape(n, c, *[1] * len(out)).expand(n, c, *out), mx.zeros((n, c, *out), mx.int64)
     table = window_table([mx.array(r, dtype=mx.int32) for r in rows], spatial)  # (K, L)
     k, length = table.shape
     plane = math.prod(spatial)
@@ -192,9 +194,27 @@ def _pool_out(x, k, s, p, d, ceil_mode) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- max pooling
+def _require_positive(n: int, fn: str, input: Tensor) -> None:
+    """PyTorch's refusal of a pooling input with an empty channel or spatial dim (only the batch may be empty), in
+    the words of the kernel PyTorch runs (avg_pool1d is its 2-d pool over an inserted unit dim)."""
+    shape = list(input.shape)
+    if min(shape[input.ndim - n - 1:]) > 0:
+        return
+    if n == 3:
+        name = "avg_pool3d" if fn == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template"
+        raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input has a "
+                           f"shape of {shape} and non-batch dimension 0 has length zero!")
+    if fn == "avg_pool1d":
+        n, shape = 2, shape[:-1] + [1] + shape[-1:]
+    prefix = "max_pool1d: " if fn == "max_pool1d" else ""
+    raise RuntimeError(f"{prefix}Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 dim batch size for "
+                       f"input, but got:{shape}")
+
+
 @_cpu_route.float64_args
 def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched(input, n, fn)
+    _require_positive(n, fn, input)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
     if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: strided views, elementwise max
@@ -245,8 +265,22 @@ def _adaptive_size(fn, output_size, spatial) -> tuple:
     return out
 
 
+def _require_nonempty(fn, input, first: int) -> None:
+    """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
+    reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
+    sizes = list(input.shape)
+    if fn == "adaptive_avg_pool1d":
+        fn, sizes = "adaptive_avg_pool2d", sizes[:-1] + [1] + sizes[-1:]
+    for d in range(max(first, 0), len(sizes)):
+        if sizes[d] == 0:
+            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {sizes} with dimension {d} being empty")
+
+
 @_cpu_route.float64_args
 def _adaptive_max_pool(n, fn, input, output_size, return_indices):
+    if isinstance(input, Tensor):  # the max pools refuse empty channels too
+        _require_nonempty(fn, input, input.ndim - n - 1)
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
     values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
@@ -285,6 +319,7 @@ def _counts(size, out, k, s, p, include_pad) -> list:
 @_cpu_route.float64_args
 def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = batched(input, n, fn)
+    _require_positive(n, fn, input)
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
     out = _pool_out(x, k, s, p, (1,) * n, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -347,6 +382,7 @@ def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
 @_cpu_route.float64_args
 def _adaptive_avg_pool(n, fn, input, output_size):
     x, unbatched = batched(input, n, fn)
+    _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
     spatial = x.shape[2:]
     out = _adaptive_size(fn, output_size, spatial)
     if all(o == 1 for o in out):  # global average pooling
@@ -541,10 +577,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
     if mode == "area":
-        return _adaptive_avg_pool(n, "adaptive_avg_pool", input, sizes)
-    if min(sizes) <= 0:
-        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({list(input.shape[2:])})"
-                           f" output ({sizes})")
+        return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
+    if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
+        def named(dims):
+            return ", ".join(f"{a}: {v}" for a, v in zip("DHW"[3 - n:], dims))
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input ({named(input.shape[2:])})"
+                           f"{' and' if n == 1 else ''} output ({named(sizes)})")
+    if input.shape[1] == 0:  # (an empty batch alone is fine)
+        raise RuntimeError(f"Non-empty {input.ndim}D data tensor expected but got a tensor with sizes "
+                           f"{list(input.shape)}")
     x = input
     for d in reversed(range(n)):  # last dim first: PyTorch's order of summation
         axis, shape = 2 + d, [-1] + [1] * (n - 1 - d)
@@ -605,6 +646,9 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
             f"Padding size {len(pad)} is not supported for {input.ndim}D input tensor.\nSupported combinations for "
             "non-constant padding:\n  - 2D or 3D input: padding size = 2 (pads last dimension)\n  - 3D or 4D input: "
             "padding size = 4 (pads last 2 dimensions)\n  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    if mode in ("reflect", "replicate") and min(input.shape[input.ndim - m - 1:]) == 0:  # only the batch may be empty
+        raise RuntimeError(f"Expected {m + 1}D or {m + 2}D (batch mode) tensor with possibly 0 batch size and other "
+                           f"non-zero dimensions for input, but got: {list(input.shape)}")
     x = input
     for axis in range(input.ndim - m, input.ndim):
         lo, hi = pairs[axis]
@@ -614,8 +658,6 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
                                f"but got: padding ({lo}, {hi}) at dimension {axis} of input {list(input.shape)}")
         if mode == "circular" and (lo > size or hi > size):
             raise RuntimeError("Padding value causes wrapping around more than once.")
-        if mode == "replicate" and size == 0:
-            raise RuntimeError(f"replicate padding of an empty dimension: input {list(input.shape)}")
         if lo or hi:
             x = gather_axis(x, mx.array(_source_index(mode, size, lo, hi), dtype=mx.int32), axis)
     return x if x is not input else input * 1

@@ -479,7 +479,12 @@ def _softmax_fwd(a, axes):
 
 
 def _log_softmax_fwd(a, axes):
-    return a - _logsumexp_fwd(a, axes, True)
+    # PyTorch's order: (x - max) - log(sum(exp(x - max))). x - logsumexp(x) would round logsumexp to x's magnitude
+    # first (an error of up to half an ulp of 1e7 for float32 inputs near 1e7), losing shift invariance
+    if a.size == 0:
+        return a - _logsumexp_fwd(a, axes, True)
+    shifted = a - mx.stop_gradient(mx.max(a, axis=axes, keepdims=True))  # a row of infinities is NaN, as in PyTorch
+    return shifted - _logsumexp_fwd(shifted, axes, True)
 
 
 _softmax = defop("softmax", _softmax_fwd, save="ans", raw=True,

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["grid_sample", "affine_grid"]
 
 import itertools
+import math
 import warnings
 
 import mlx.core as mx
@@ -83,7 +84,8 @@ def _gather_corner(flat: Tensor, corner: list, sizes: tuple) -> tuple[Tensor, Te
         i = clamp(coord.detach().to(mx.int64), 0, size - 1)  # cast first: NaN coordinates land in range too
         index = i if index is None else index * size + i
     out_shape = tuple(index.shape[1:])
-    index = index.reshape(n, 1, -1).expand(n, c, index[0].numel())
+    points = math.prod(out_shape)
+    index = index.reshape(n, 1, points).expand(n, c, points)
     values = gather(flat, 2, index).reshape(n, c, *out_shape)
     return values, inside.unsqueeze(1)
 
@@ -139,7 +141,7 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     align = _align(align_corners)
     sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
     n, c = input.shape[:2]
-    flat = input.reshape(n, c, -1)
+    flat = input.reshape(n, c, math.prod(sizes))  # no -1: an empty batch leaves it ambiguous
     if mode == "bicubic":
         return _bicubic(flat, grid, sizes, padding_mode, align)
     # grid's last dim lists x (the last input dim) first: coords[k] is the source coordinate along sizes[k]

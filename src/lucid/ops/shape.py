@@ -121,6 +121,11 @@ def narrow(input, dim: int, start: int, length: int) -> Tensor:
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = wrap_dim(dim, input.ndim)
     size = input.shape[d]
+    if isinstance(start, Tensor):
+        # the view's slice needs the number: read it (PyTorch reads it too), never hand MLX a tensor as a bound
+        if start.ndim != 0 or not mx.issubdtype(start.dtype, mx.integer):
+            raise RuntimeError("start must be an 0-dim integral Tensor.")
+        start = start.item()
     if not -size <= start <= size:
         raise IndexError(f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
     start = start % size if start < 0 else start
