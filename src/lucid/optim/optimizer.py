@@ -239,6 +239,12 @@ class Hyper:
                 value = tuple(_tensor_option(v) if type(v) is Tensor else v for v in value)
             setattr(self, key, value)
 
+    def __getattr__(self, name: str):
+        # only reached for an option the group lacks: PyTorch's rules index the group dict, so it is a KeyError
+        if name.startswith("__"):  # copy/pickle probing for protocol methods
+            raise AttributeError(name)
+        raise KeyError(name)
+
 
 def _tensor_option(value: Tensor) -> mx.array:
     """An option given as a Tensor (PyTorch allows a Tensor learning rate): its 0-d array, which the update rules
