@@ -35,9 +35,9 @@ def test_wheel_installed_outside_the_tree_trains_the_mlp(tmp_path):
     (wheel,) = (tmp_path / "dist").glob("lucid_mlx-*.whl")
 
     env_dir = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)])
+    _run([sys.executable, "-m", "venv", str(env_dir)])
     python = env_dir / "bin" / "python"
-    _run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", str(wheel)])
+    _run([str(python), "-m", "pip", "install", "-q", "--no-deps", str(wheel)])
     # The dependencies (mlx, numpy, tqdm) come from the environment running the tests, without a download: a .pth
     # file puts its site-packages after the venv's own. Only the venv's site-packages processes .pth files, so an
     # editable lucid installed in the running environment stays out of sight.
