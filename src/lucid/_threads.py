@@ -79,8 +79,10 @@ def tolist(a: mx.array):
 
 
 def to_numpy(a: mx.array, dtype=None, copy: bool | None = True) -> np.ndarray:
+    """``copy=None``: copy only if needed. ``np.asarray`` says that in numpy 1.x too, where ``np.array`` refuses
+    ``copy=None``."""
     with _EVAL_LOCK:
-        return np.array(a, dtype=dtype, copy=copy)
+        return np.asarray(a, dtype=dtype) if copy is None else np.array(a, dtype=dtype, copy=copy)
 
 
 def compiled_on_main_thread(fn):

@@ -125,8 +125,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
          allow_unused=None, is_grads_batched: bool = False, materialize_grads: bool = False):
     """Gradients of ``outputs`` with respect to ``inputs``, returned instead of accumulated.
 
-    A single Tensor ``inputs`` gives a single Tensor; a list or tuple gives a tuple; a dict gives a dict with the
-    same keys. Omitted ``grad_outputs`` means ones (one-element outputs only); Python scalars are accepted.
+    Unlike PyTorch, a single Tensor ``inputs`` gives the gradient Tensor itself, not a 1-tuple: code ported from
+    PyTorch that writes ``grad(y, x)[0]`` gets the gradient's first row. Pass ``[x]`` for PyTorch's tuple
+    (``lucid.compat.torch.autograd.grad`` always returns it). A list or tuple gives a tuple; a dict gives a dict
+    with the same keys. Omitted ``grad_outputs`` means ones (one-element outputs only); Python scalars are accepted.
     Nothing's ``.grad`` is read or written (except retain_grad'ed non-leaves, as in PyTorch). Only nodes that lead
     to ``inputs`` are visited. An input the outputs do not depend on is an error unless ``allow_unused=True``
     (it gets None) or ``materialize_grads=True`` (zeros). ``is_grads_batched=True`` treats dim 0 of every
