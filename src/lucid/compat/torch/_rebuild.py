@@ -108,9 +108,22 @@ def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, bac
 
 
 def _rebuild_parameter(data, requires_grad, backward_hooks, state=None):
+    """PyTorch's ``_rebuild_parameter`` and ``_rebuild_parameter_with_state``: ``state`` holds the attributes code
+    set on the parameter (``p.no_decay = True``), as ``torch._utils._get_obj_state`` wrote them (a dict, or a
+    (dict, slots) pair). Only plain attribute names are set: never a dunder, never anything but a string key."""
     if not isinstance(data, Tensor):
         raise pickle.UnpicklingError(f"corrupt checkpoint: a Parameter's data is a {type(data).__name__}")
-    return Parameter(data, requires_grad=bool(requires_grad))
+    param = Parameter(data, requires_grad=bool(requires_grad))
+    if state is None:
+        return param
+    if type(state) is tuple and len(state) == 2 and state[1] in (None, {}):
+        state = state[0]
+    if type(state) not in (dict, collections.OrderedDict) or not all(
+            type(k) is str and not k.startswith("__") for k in state):
+        raise pickle.UnpicklingError(f"corrupt checkpoint: a Parameter's state must be a dict of attribute names, "
+                                     f"not {describe(state)}")
+    param.__dict__.update(state)
+    return param
 
 
 def _rebuild_from_type_v2(func, new_type, args, state):

@@ -64,6 +64,7 @@ _REBUILD_TENSOR = _Global("torch._utils", "_rebuild_tensor_v2")
 _REBUILD_TENSOR_V3 = _Global("torch._utils", "_rebuild_tensor_v3")  # a dtype without a storage class of its own
 _UNTYPED_STORAGE = _Global("torch.storage", "UntypedStorage")
 _REBUILD_PARAMETER = _Global("torch._utils", "_rebuild_parameter")
+_REBUILD_PARAMETER_WITH_STATE = _Global("torch._utils", "_rebuild_parameter_with_state")
 _SIZE, _DEVICE = _Global("torch", "Size"), _Global("torch", "device")
 # uint16/32/64 have storage classes in lucid's reader (older files) but PyTorch writes them as byte storages
 _UNTYPED_CODES = ("U16", "U32", "U64")
@@ -119,8 +120,11 @@ class _Pickler(pickle._Pickler):
 
     def _reduce_tensor(self, t: Tensor):
         if isinstance(t, Parameter):
-            # PyTorch's Parameter.__reduce_ex__: the data as a plain tensor, then the flag and (empty) hooks
-            return _REBUILD_PARAMETER, (t.detach(), t.requires_grad, collections.OrderedDict())
+            # PyTorch's Parameter.__reduce_ex__: the data as a plain tensor, then the flag and (empty) hooks, then
+            # the attributes code set on it (``p.no_decay = True``) if there are any
+            args = (t.detach(), t.requires_grad, collections.OrderedDict())
+            state = dict(t.__dict__)
+            return (_REBUILD_PARAMETER_WITH_STATE, (*args, state)) if state else (_REBUILD_PARAMETER, args)
         array = t.mlx
         if array.dtype not in _NAME_OF_MLX:
             raise TypeError(f"torch.save can't store a tensor of dtype {t.dtype}")
