@@ -26,7 +26,7 @@ from ...autograd.graph import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
 from . import _global_hooks as _gh
 from ._backward_hooks import _BackwardHookState, _attach_legacy_hooks, _wrap_tensors
-from ._global_hooks import (register_module_backward_hook, register_module_buffer_registration_hook,  # noqa: F401
+from ._global_hooks import (register_module_backward_hook, register_module_buffer_registration_hook,
                             register_module_forward_hook, register_module_forward_pre_hook,
                             register_module_full_backward_hook, register_module_full_backward_pre_hook,
                             register_module_module_registration_hook, register_module_parameter_registration_hook)
@@ -775,4 +775,7 @@ class Module:
         return main + ")"
 
 
-__all__ = ["Module"]
+__all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_backward_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "Module"]
