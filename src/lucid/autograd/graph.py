@@ -121,15 +121,25 @@ def read_dropped(node, read):
 class RemovableHandle:
     """Returned by the ``register_*hook`` methods; ``remove()`` unregisters the hook."""
 
-    __slots__ = ("_hooks", "_key")
+    __slots__ = ("_hooks", "_key", "_extra")
     _keys = itertools.count(1)  # next() on it is atomic: hooks registered from two threads never share a key
 
-    def __init__(self, hooks: dict):
+    def __init__(self, hooks: dict, *, extra_dict=None):
         self._hooks = hooks
         self._key = next(RemovableHandle._keys)
+        # dicts keyed by the same id that remove() also clears (a forward hook's with_kwargs/always_call flags)
+        self._extra = () if extra_dict is None else (extra_dict,) if isinstance(extra_dict, dict) else \
+            tuple(extra_dict)
+
+    @property
+    def id(self) -> int:
+        """The key of the hook in its dict (unique among all handles, as in PyTorch)."""
+        return self._key
 
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
+        for extra in self._extra:
+            extra.pop(self._key, None)
 
     def __enter__(self):
         return self

@@ -5,7 +5,9 @@ Attributes that are Parameters, Modules or buffers live in the ``_parameters``, 
 ``state_dict()`` PyTorch's key names and order. Two deliberate differences from PyTorch:
 
 - ``load_state_dict`` validates every key and shape first and copies only when nothing is wrong, so a failed load
-  leaves the module untouched (PyTorch copies what it can before raising). Values may be lucid Tensors, numpy
+  leaves the module untouched (PyTorch copies what it can before raising). The one exception: with
+  ``register_load_state_dict_post_hook`` hooks, which may clear or add missing/unexpected keys, a strict load checks
+  the keys after the hooks, hence after the copy, as PyTorch does. Values may be lucid Tensors, numpy
   arrays, or anything ``lucid.tensor`` accepts, so a PyTorch state_dict converted with ``.numpy()`` loads.
 - Shapes in error messages print as lists (``[3, 2]``), not as ``torch.Size([3, 2])``.
 """
@@ -22,7 +24,12 @@ from ..._tensor import Tensor
 from ... import _grad_mode as gm
 from ...autograd.graph import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
-from ._backward_hooks import _BackwardHookState, _wrap_tensors
+from . import _global_hooks as _gh
+from ._backward_hooks import _BackwardHookState, _attach_legacy_hooks, _wrap_tensors
+from ._global_hooks import (register_module_backward_hook, register_module_buffer_registration_hook,
+                            register_module_forward_hook, register_module_forward_pre_hook,
+                            register_module_full_backward_hook, register_module_full_backward_pre_hook,
+                            register_module_module_registration_hook, register_module_parameter_registration_hook)
 
 _EXTRA_STATE_KEY_SUFFIX = "_extra_state"
 
@@ -52,6 +59,15 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+def _registration_hooks(hooks: dict, module, name: str, value):
+    """Run the global registration hooks on ``value``; each may return a replacement."""
+    for hook in hooks.values():
+        output = hook(module, name, value)
+        if output is not None:
+            value = output
+    return value
+
+
 def _as_tensor(value) -> Tensor | None:
     """A checkpoint value as a lucid Tensor (lucid Tensor, numpy array, mx.array, PyTorch tensor, nested lists,
     numbers); None when it is not array-like."""
@@ -78,12 +94,14 @@ class Module:
 
     _version: int = 1
     training: bool
+    # True: Module.__init__ passes its arguments on to the next class in the MRO (for mixins), as in PyTorch
+    call_super_init: bool = False
 
     def __init__(self, *args, **kwargs):
-        if kwargs:
+        if self.call_super_init is False and kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() got an unexpected keyword argument "
                             f"'{next(iter(kwargs))}'")
-        if args:
+        if self.call_super_init is False and args:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument but {len(args) + 1} "
                             "were given")
         setattr_ = super().__setattr__
@@ -92,11 +110,14 @@ class Module:
         setattr_("_buffers", {})
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", {})
+        setattr_("_is_full_backward_hook", None)  # None until a backward hook picks full or legacy
         for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
                      "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
                      "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
                      "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
             setattr_(name, OrderedDict())
+        if self.call_super_init:
+            super().__init__(*args, **kwargs)
 
     def forward(self, *args, **kwargs):
         raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
@@ -111,6 +132,7 @@ class Module:
         if tensor is not None and not isinstance(tensor, Tensor):
             raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (lucid Tensor or None "
                             "required)")
+        tensor = _registration_hooks(_gh._global_buffer_registration_hooks, self, name, tensor)
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -131,7 +153,7 @@ class Module:
                              f"explicitly. To express '{name}' as a function of another Tensor, compute the value in "
                              "the forward() method.")
         else:
-            self._parameters[name] = param
+            self._parameters[name] = _registration_hooks(_gh._global_parameter_registration_hooks, self, name, param)
 
     def _check_name(self, name, kind: str, own: dict) -> None:
         if not isinstance(name, str):
@@ -154,7 +176,7 @@ class Module:
             raise KeyError(f"module name can't contain \".\", got: {name}")
         if name == "":
             raise KeyError("module name can't be empty string \"\"")
-        self._modules[name] = module
+        self._modules[name] = _registration_hooks(_gh._global_module_registration_hooks, self, name, module)
 
     register_module = add_module
 
@@ -217,13 +239,13 @@ class Module:
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, "_modules")
-            modules[name] = value
+            modules[name] = _registration_hooks(_gh._global_module_registration_hooks, self, name, value)
             return
         if modules is not None and name in modules:
             if value is not None:
                 raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (lucid.nn.Module or "
                                 "None expected)")
-            modules[name] = value
+            modules[name] = _registration_hooks(_gh._global_module_registration_hooks, self, name, value)
             return
         buffers = d.get("_buffers")
         if isinstance(value, Buffer) or (buffers is not None and name in buffers):
@@ -545,16 +567,9 @@ class Module:
                           child_prefix)
 
         check(self, state_dict)
-        if strict:
-            if unexpected_keys:
-                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in unexpected_keys)))
-            if missing_keys:
-                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
-                    ", ".join(f'"{k}"' for k in missing_keys)))
-        if error_msgs:
-            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
-                type(self).__name__, "\n\t".join(error_msgs)))
+        # post-hooks may clear or add to the key lists, so with any of them the key check waits for them
+        hooked = any(m._load_state_dict_post_hooks for m in self.modules())
+        self._raise_load_errors(strict and not hooked, missing_keys, unexpected_keys, error_msgs)
         with gm.no_grad():
             for module, name, param, value in pending:
                 if name is None:
@@ -567,11 +582,34 @@ class Module:
                     setattr(module, name, value)
                 else:
                     param.copy_(value)
-        result = _IncompatibleKeys(missing_keys, unexpected_keys)
-        for module in self.modules():
+        # As in PyTorch, each module's post-hooks run after its children's, on the live key lists, and decide
+        # whether a strict load fails; they see the loaded module, so such a failure comes after the copy
+        def post_hooks(module: Module) -> None:
+            for child in module._modules.values():
+                if child is not None:
+                    post_hooks(child)
             for hook in module._load_state_dict_post_hooks.values():
-                hook(module, result)
-        return result
+                if hook(module, _IncompatibleKeys(missing_keys, unexpected_keys)) is not None:
+                    raise AssertionError("Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                                         "expected to return new values, if incompatible_keys need to be modified, "
+                                         "it should be done inplace.")
+
+        if hooked:
+            post_hooks(self)
+            self._raise_load_errors(strict, missing_keys, unexpected_keys, error_msgs)
+        return _IncompatibleKeys(missing_keys, unexpected_keys)
+
+    def _raise_load_errors(self, strict: bool, missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        if strict:
+            if unexpected_keys:
+                error_msgs.insert(0, "Unexpected key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in unexpected_keys)))
+            if missing_keys:
+                error_msgs.insert(0, "Missing key(s) in state_dict: {}. ".format(
+                    ", ".join(f'"{k}"' for k in missing_keys)))
+        if error_msgs:
+            raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
+                type(self).__name__, "\n\t".join(error_msgs)))
 
     def register_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, prefix, keep_vars)`` before the module saves its state."""
@@ -589,14 +627,16 @@ class Module:
         return add_hook(self._load_state_dict_pre_hooks, hook)
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
-        """``hook(module, incompatible_keys)`` after a successful load."""
+        """``hook(module, incompatible_keys)`` after the values are loaded; it may add to (or clear) the key lists
+        in place, which decides whether a strict load raises."""
         return add_hook(self._load_state_dict_post_hooks, hook)
 
     # ------------------------------------------------------------------------------------------------ hooks, call
     def register_forward_pre_hook(self, hook, *, prepend: bool = False, with_kwargs: bool = False) -> RemovableHandle:
         """``hook(module, args) -> None | new args`` (or ``hook(module, args, kwargs) -> None | (args, kwargs)``
         with ``with_kwargs``) before ``forward``."""
-        handle = add_hook(self._forward_pre_hooks, hook)
+        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle._key] = True
         if prepend:
@@ -607,7 +647,9 @@ class Module:
                               always_call: bool = False) -> RemovableHandle:
         """``hook(module, args, output) -> None | new output`` (``hook(module, args, kwargs, output)`` with
         ``with_kwargs``) after ``forward``; ``always_call`` runs it even when ``forward`` raises."""
-        handle = add_hook(self._forward_hooks, hook)
+        handle = RemovableHandle(self._forward_hooks, extra_dict=[self._forward_hooks_with_kwargs,
+                                                                  self._forward_hooks_always_called])
+        self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle._key] = True
         if always_call:
@@ -616,9 +658,23 @@ class Module:
             self._forward_hooks.move_to_end(handle._key, last=False)
         return handle
 
+    def _pick_backward_kind(self, full: bool) -> None:
+        if self.__dict__.get("_is_full_backward_hook") is (not full):
+            raise RuntimeError("Cannot use both regular backward hooks and full backward hooks on a single Module. "
+                               "Please use only one of them.")
+        object.__setattr__(self, "_is_full_backward_hook", full)
+
+    def register_backward_hook(self, hook) -> RemovableHandle:
+        """Deprecated, as in PyTorch, in favour of ``register_full_backward_hook``: ``hook(module, grad_input,
+        grad_output) -> None | new grad_input`` is a hook on the autograd node that made the module's (first)
+        output, so it sees that node's gradients only (with a warning where they are not the module's)."""
+        self._pick_backward_kind(full=False)
+        return add_hook(self._backward_hooks, hook)
+
     def register_full_backward_hook(self, hook, prepend: bool = False) -> RemovableHandle:
         """``hook(module, grad_input, grad_output) -> None | new grad_input`` once the gradients with respect to
         the module's tensor inputs are computed (grad_input holds None for inputs that need no gradient)."""
+        self._pick_backward_kind(full=True)
         handle = add_hook(self._backward_hooks, hook)
         if prepend:
             self._backward_hooks.move_to_end(handle._key, last=False)
@@ -633,12 +689,23 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
-        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks):
+        if not (self._forward_pre_hooks or self._forward_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _gh.state.active):
             return self.forward(*args, **kwargs)
         return self._call_with_hooks(args, kwargs)
 
+    def _backward_hook_lists(self) -> tuple[list, list, list]:
+        """(full backward hooks, legacy backward hooks, backward pre-hooks), the global ones first."""
+        full, legacy = [], []
+        for kind, hooks in ((_gh.state.is_full_backward_hook, _gh._global_backward_hooks),
+                            (self.__dict__.get("_is_full_backward_hook"), self._backward_hooks)):
+            if kind is not None:
+                (full if kind else legacy).extend(hooks.values())
+        return full, legacy, [*_gh._global_backward_pre_hooks.values(), *self._backward_pre_hooks.values()]
+
     def _call_with_hooks(self, args: tuple, kwargs: dict):
-        for key, hook in list(self._forward_pre_hooks.items()):
+        full, legacy, pre = self._backward_hook_lists()
+        for key, hook in [*_gh._global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
             if key in self._forward_pre_hooks_with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
@@ -651,34 +718,39 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         state = None
-        if (self._backward_hooks or self._backward_pre_hooks) and gm.state.grad:
-            state = _BackwardHookState(self, list(self._backward_hooks.values()),
-                                       list(self._backward_pre_hooks.values()))
+        if (full or pre) and gm.state.grad:
+            state = _BackwardHookState(self, full, pre)
             args = _wrap_tensors(args, state, "input")
+        forward_hooks = [*_gh._global_forward_hooks.items(), *self._forward_hooks.items()]
+        with_kwargs = (self._forward_hooks_with_kwargs, _gh._global_forward_hooks_with_kwargs)
         called = set()
         try:
             output = self.forward(*args, **kwargs)
-            for key, hook in list(self._forward_hooks.items()):
+            for key, hook in forward_hooks:
                 called.add(key)
-                if key in self._forward_hooks_with_kwargs:
+                if key in with_kwargs[0] or key in with_kwargs[1]:
                     result = hook(self, args, kwargs, output)
                 else:
                     result = hook(self, args, output)
                 if result is not None:
                     output = result
         except Exception:
-            for key, hook in list(self._forward_hooks.items()):
-                if key in self._forward_hooks_always_called and key not in called:
-                    try:
-                        if key in self._forward_hooks_with_kwargs:
-                            hook(self, args, kwargs, None)
-                        else:
-                            hook(self, args, None)
-                    except Exception:  # noqa: BLE001  (PyTorch warns and re-raises the forward's error)
-                        pass
+            for key, hook in forward_hooks:
+                if key in called or not (key in self._forward_hooks_always_called
+                                         or key in _gh._global_forward_hooks_always_called):
+                    continue
+                try:
+                    if key in with_kwargs[0] or key in with_kwargs[1]:
+                        hook(self, args, kwargs, None)
+                    else:
+                        hook(self, args, None)
+                except Exception:  # noqa: BLE001  (PyTorch warns and re-raises the forward's error)
+                    pass
             raise
         if state is not None:
             output = _wrap_tensors(output, state, "output")
+        if legacy:
+            _attach_legacy_hooks(self, legacy, args, output)
         return output
 
     # ------------------------------------------------------------------------------------------------ repr
@@ -703,4 +775,7 @@ class Module:
         return main + ")"
 
 
-__all__ = ["Module"]
+__all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
+           "register_module_backward_hook", "register_module_full_backward_hook",
+           "register_module_buffer_registration_hook", "register_module_module_registration_hook",
+           "register_module_parameter_registration_hook", "Module"]

@@ -4,7 +4,8 @@ PyTorch state_dict loads and gives the same outputs.
 
 A layer runs each (layer, direction) as one matrix product for the input projections of all time steps, then a
 Python loop over the steps in which only the hidden-state product is left: ``addmm(x_t W_ih^T + b, h, W_hh^T)``.
-Everything is a lucid op, so gradients of every order come from the ops. PackedSequence is not supported.
+Everything is a lucid op, so gradients of every order come from the ops. A PackedSequence input runs on its padded
+batch with each sequence masked past its length.
 """
 from __future__ import annotations
 
@@ -270,6 +271,8 @@ class RNNBase(Module):
 
     def _run_padded(self, input: Tensor, hx, name: str, masks):
         x, states, batched = self._prepare(input, hx, name)
+        if x.shape[0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
         per_direction = [s.unbind(0) for s in states]  # one list per state kind, indexed by layer * D + direction
         num_directions = 2 if self.bidirectional else 1
         finals = []
@@ -379,6 +382,18 @@ class RNNCellBase(Module):
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
+    def _check_forward(self, input: Tensor, states: list) -> None:
+        """PyTorch's cell checks: the input's feature size, then each state's batch and hidden sizes."""
+        if input.shape[1] != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected {self.input_size}")
+        for k, s in enumerate(states):
+            if input.shape[0] != s.shape[0]:
+                raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{k} batch size "
+                                   f"{s.shape[0]}")
+            if s.shape[1] != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {s.shape[1]}, expected "
+                                   f"{self.hidden_size}")
+
     def _step(self, name: str, step, input: Tensor, states: list | None):
         """Batch an unbatched (1-D) input and states, run ``step`` once, and unbatch the result."""
         if input.ndim not in (1, 2):
@@ -391,6 +406,7 @@ class RNNCellBase(Module):
             states = [h, h] if step is _lstm_step else [h]
         elif not batched:
             states = [s.unsqueeze(0) for s in states]
+        self._check_forward(input, states)
         state = tuple(states) if step is _lstm_step else states[0]
         out = step(linear(input, self.weight_ih, self.bias_ih), state, self.weight_hh.t(), self.bias_hh)
         if not batched:

@@ -1,5 +1,5 @@
 """Variable-length sequences (``torch.nn.utils.rnn``): ``pad_sequence``, ``PackedSequence`` and
-``pack_padded_sequence`` / ``pad_packed_sequence`` / ``pack_sequence`` / ``unpack_sequence``.
+``pack_padded_sequence`` / ``pad_packed_sequence`` / ``pack_sequence`` / ``unpack_sequence`` / ``unpad_sequence``.
 
 A PackedSequence holds the time steps of a batch sorted by length, longest first: ``data`` (sum of lengths, *)
 stacks step 0 of every sequence, then step 1 of the sequences that have one, ...; ``batch_sizes`` (int64, on the
@@ -20,24 +20,76 @@ from ...ops.index import index_select
 from ...ops.shape import cat, stack
 
 __all__ = ["PackedSequence", "pad_sequence", "pack_padded_sequence", "pad_packed_sequence", "pack_sequence",
-           "unpack_sequence"]
+           "unpack_sequence", "unpad_sequence"]
 
 
 def _index(values) -> Tensor:
     return _wrap(mark_known(mx.array(np.asarray(values, dtype=np.int64))))
 
 
-class PackedSequence(NamedTuple):
+def _fill(shape, value, dtype) -> Tensor:
+    # mx.full with a Python float ignores an integer dtype (it gives float32): make the scalar in ``dtype`` first
+    return _wrap(mx.broadcast_to(mx.array(value, dtype=dtype), shape))
+
+
+class _PackedSequenceFields(NamedTuple):
     data: Tensor
     batch_sizes: Tensor
-    sorted_indices: Tensor | None = None
-    unsorted_indices: Tensor | None = None
+    sorted_indices: Tensor | None
+    unsorted_indices: Tensor | None
+
+
+class PackedSequence(_PackedSequenceFields):
+    """A packed batch (see the module docstring). As in PyTorch, ``unsorted_indices`` defaults to the inverse of
+    ``sorted_indices``, and the conversions (``to``, ``double``, ``long`` ...) change ``data`` only."""
+
+    def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
+        if unsorted_indices is None and sorted_indices is not None:
+            order = np.asarray(sorted_indices.tolist(), dtype=np.int64)
+            unsorted_indices = _index(np.argsort(order))
+        if batch_sizes is None:  # PyTorch's (data, batch_sizes) pair form
+            data, batch_sizes = data
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs) -> "PackedSequence":
-        return self._replace(data=self.data.to(*args, **kwargs))
+        data = self.data.to(*args, **kwargs)
+        if data is self.data:
+            return self
+        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
+
+    def cpu(self, *args, **kwargs) -> "PackedSequence":
+        return self.to(*args, device="cpu", **kwargs)
+
+    def double(self) -> "PackedSequence":
+        return self.to(dtype=mx.float64)
+
+    def float(self) -> "PackedSequence":
+        return self.to(dtype=mx.float32)
+
+    def half(self) -> "PackedSequence":
+        return self.to(dtype=mx.float16)
+
+    def long(self) -> "PackedSequence":
+        return self.to(dtype=mx.int64)
+
+    def int(self) -> "PackedSequence":
+        return self.to(dtype=mx.int32)
+
+    def short(self) -> "PackedSequence":
+        return self.to(dtype=mx.int16)
+
+    def char(self) -> "PackedSequence":
+        return self.to(dtype=mx.int8)
+
+    def byte(self) -> "PackedSequence":
+        return self.to(dtype=mx.uint8)
 
     @property
     def is_cuda(self) -> bool:
+        return self.data.is_cuda
+
+    def is_pinned(self) -> bool:
+        # MLX memory is unified: there is no pinned host memory, so nothing is ever pinned
         return False
 
 
@@ -56,7 +108,7 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     for s in sequences:
         extra = longest - s.shape[0]
         if extra:
-            fill = _wrap(mx.full((extra, *s.shape[1:]), padding_value, s.dtype))
+            fill = _fill((extra, *s.shape[1:]), padding_value, s.dtype)
             s = cat([s, fill] if padding_side == "right" else [fill, s], 0)
         padded.append(s)
     return stack(padded, 0 if batch_first else 1)
@@ -129,7 +181,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False, pad
     if unsorted is not None:
         order = np.asarray(unsorted.tolist(), dtype=np.int64)
         table, lengths = table[:, order], lengths[order]
-    pad = _wrap(mx.full((1, *data.shape[1:]), padding_value, data.dtype))
+    pad = _fill((1, *data.shape[1:]), padding_value, data.dtype)
     rows = table.T if batch_first else table
     out = index_select(cat([data, pad], 0), 0, _index(rows.reshape(-1)))
     return out.reshape(*rows.shape, *data.shape[1:]), _index(lengths)
@@ -145,3 +197,10 @@ def unpack_sequence(packed_sequences: PackedSequence) -> list:
     """The list of (L_i, *) tensors a PackedSequence was made from."""
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return [padded[i, :n] for i, n in enumerate(lengths.tolist())]
+
+
+def unpad_sequence(padded_sequences: Tensor, lengths, batch_first: bool = False) -> list:
+    """The inverse of ``pad_sequence``: the list of (L_i, *) tensors, ``L_i`` read from ``lengths``."""
+    if not batch_first:
+        padded_sequences = padded_sequences.transpose(0, 1)
+    return [padded_sequences[i, :n] for i, n in enumerate(_lengths(lengths).tolist())]
