@@ -1,0 +1,288 @@
+"""torchvision.transforms' classes (v1 API) on lucid. The random ones draw from lucid's generator, so
+``lucid.manual_seed`` makes a pipeline repeat."""
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Sequence
+
+import lucid
+
+from . import functional as F
+from ._pil import InterpolationMode, interpolation_mode
+
+__all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "RandomCrop",
+           "RandomHorizontalFlip", "RandomVerticalFlip", "Pad", "Lambda", "Grayscale", "RandomGrayscale",
+           "RandomResizedCrop", "InterpolationMode"]
+
+
+def _uniform(low: float, high: float) -> float:
+    """One draw from U[low, high) (torch.empty(1).uniform_(low, high).item())."""
+    return low + (high - low) * lucid.rand(1).item()
+
+
+def _randint(low: int, high: int) -> int:
+    """One draw from [low, high) (torch.randint(low, high, size=(1,)).item())."""
+    return int(lucid.randint(low, high, size=(1,)).item())
+
+
+def _size_pair(size, error_msg: str):
+    if isinstance(size, numbers.Number):
+        return int(size), int(size)
+    if isinstance(size, Sequence) and len(size) == 1:
+        return size[0], size[0]
+    if len(size) != 2:
+        raise ValueError(error_msg)
+    return size
+
+
+class Compose:
+    """Apply ``transforms`` in order."""
+
+    def __init__(self, transforms):
+        self.transforms = transforms
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        lines = "".join(f"\n    {t}" for t in self.transforms)
+        return f"{type(self).__name__}({lines}\n)"
+
+
+class _Transform:
+    """A transform with torchvision's ``Name(arg=value, ...)`` repr."""
+    _repr_args: tuple = ()
+
+    def __repr__(self):
+        args = ", ".join(f"{name}={getattr(self, name)}" for name in self._repr_args)
+        return f"{type(self).__name__}({args})"
+
+    def __call__(self, img):
+        return self.forward(img)
+
+
+class ToTensor(_Transform):
+    """PIL image / (H, W, C) array -> (C, H, W) tensor, bytes scaled to float32 in [0, 1]."""
+
+    def forward(self, pic):
+        return F.to_tensor(pic)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class PILToTensor(_Transform):
+    """PIL image -> (C, H, W) tensor of the image's own type."""
+
+    def forward(self, pic):
+        return F.pil_to_tensor(pic)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class ToPILImage(_Transform):
+    _repr_args = ("mode",)
+
+    def __init__(self, mode=None):
+        self.mode = mode
+
+    def forward(self, pic):
+        return F.to_pil_image(pic, self.mode)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()" if self.mode is None else f"{type(self).__name__}(mode={self.mode})"
+
+
+class Normalize(_Transform):
+    _repr_args = ("mean", "std")
+
+    def __init__(self, mean, std, inplace=False):
+        self.mean, self.std, self.inplace = mean, std, inplace
+
+    def forward(self, tensor):
+        return F.normalize(tensor, self.mean, self.std, self.inplace)
+
+
+class Resize(_Transform):
+    _repr_args = ("size", "interpolation", "max_size", "antialias")
+
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+        if not isinstance(size, (int, Sequence)):
+            raise TypeError(f"Size should be int or sequence. Got {type(size)}")
+        if isinstance(size, Sequence) and len(size) not in (1, 2):
+            raise ValueError("If size is a sequence, it should have 1 or 2 values")
+        self.size, self.max_size, self.antialias = size, max_size, antialias
+        self.interpolation = interpolation_mode(interpolation)
+
+    def forward(self, img):
+        return F.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(size={self.size}, interpolation={self.interpolation.value}, "
+                f"max_size={self.max_size}, antialias={self.antialias})")
+
+
+class CenterCrop(_Transform):
+    _repr_args = ("size",)
+
+    def __init__(self, size):
+        self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
+
+    def forward(self, img):
+        return F.center_crop(img, self.size)
+
+
+class Pad(_Transform):
+    _repr_args = ("padding", "fill", "padding_mode")
+
+    def __init__(self, padding, fill=0, padding_mode="constant"):
+        if not isinstance(padding, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate padding arg")
+        if not isinstance(fill, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate fill arg")
+        if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        if isinstance(padding, Sequence) and len(padding) not in (1, 2, 4):
+            raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple, not a "
+                             f"{len(padding)} element tuple")
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def forward(self, img):
+        return F.pad(img, self.padding, self.fill, self.padding_mode)
+
+
+class Lambda(_Transform):
+    """Apply a user function."""
+
+    def __init__(self, lambd):
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
+        self.lambd = lambd
+
+    def forward(self, img):
+        return self.lambd(img)
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+
+class RandomCrop(_Transform):
+    """A random ``size`` crop, after optional ``padding`` (and padding up to ``size`` when ``pad_if_needed``)."""
+    _repr_args = ("size", "padding")
+
+    @staticmethod
+    def get_params(img, output_size):
+        _, h, w = F.get_dimensions(img)
+        th, tw = output_size
+        if h < th or w < tw:
+            raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
+        if w == tw and h == th:
+            return 0, 0, h, w
+        return _randint(0, h - th + 1), _randint(0, w - tw + 1), th, tw
+
+    def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+        self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
+        self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
+
+    def forward(self, img):
+        if self.padding is not None:
+            img = F.pad(img, self.padding, self.fill, self.padding_mode)
+        _, height, width = F.get_dimensions(img)
+        if self.pad_if_needed and width < self.size[1]:
+            img = F.pad(img, [self.size[1] - width, 0], self.fill, self.padding_mode)
+        if self.pad_if_needed and height < self.size[0]:
+            img = F.pad(img, [0, self.size[0] - height], self.fill, self.padding_mode)
+        i, j, h, w = self.get_params(img, self.size)
+        return F.crop(img, i, j, h, w)
+
+
+class _RandomApplied(_Transform):
+    """Applies ``_apply`` with probability ``p`` (one draw from lucid's generator per call)."""
+    _repr_args = ("p",)
+
+    def __init__(self, p=0.5):
+        self.p = p
+
+    def forward(self, img):
+        if lucid.rand(1).item() < self.p:
+            return self._apply(img)
+        return img
+
+
+class RandomHorizontalFlip(_RandomApplied):
+    def _apply(self, img):
+        return F.hflip(img)
+
+
+class RandomVerticalFlip(_RandomApplied):
+    def _apply(self, img):
+        return F.vflip(img)
+
+
+class Grayscale(_Transform):
+    _repr_args = ("num_output_channels",)
+
+    def __init__(self, num_output_channels=1):
+        self.num_output_channels = num_output_channels
+
+    def forward(self, img):
+        return F.rgb_to_grayscale(img, self.num_output_channels)
+
+
+class RandomGrayscale(_RandomApplied):
+    """Grayscale with probability ``p``, keeping the number of channels."""
+
+    def __init__(self, p=0.1):
+        super().__init__(p)
+
+    def _apply(self, img):
+        return F.rgb_to_grayscale(img, F.get_dimensions(img)[0])
+
+
+class RandomResizedCrop(_Transform):
+    """A random crop of random area (``scale``) and aspect ratio (``ratio``), resized to ``size``."""
+
+    @staticmethod
+    def get_params(img, scale, ratio):
+        _, height, width = F.get_dimensions(img)
+        area = height * width
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            target_area = area * _uniform(scale[0], scale[1])
+            aspect_ratio = math.exp(_uniform(log_ratio[0], log_ratio[1]))
+            w = int(round(math.sqrt(target_area * aspect_ratio)))
+            h = int(round(math.sqrt(target_area / aspect_ratio)))
+            if 0 < w <= width and 0 < h <= height:
+                return _randint(0, height - h + 1), _randint(0, width - w + 1), h, w
+        # after 10 misses: the central crop of the ratio nearest the image's
+        in_ratio = float(width) / float(height)
+        if in_ratio < min(ratio):
+            w, h = width, int(round(width / min(ratio)))
+        elif in_ratio > max(ratio):
+            h, w = height, int(round(height * max(ratio)))
+        else:
+            w, h = width, height
+        return (height - h) // 2, (width - w) // 2, h, w
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation=InterpolationMode.BILINEAR, antialias=True):
+        self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        self.interpolation = interpolation_mode(interpolation)
+        self.scale, self.ratio, self.antialias = scale, ratio, antialias
+
+    def forward(self, img):
+        i, j, h, w = self.get_params(img, self.scale, self.ratio)
+        return F.resized_crop(img, i, j, h, w, self.size, self.interpolation, antialias=self.antialias)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(size={self.size}, scale={tuple(round(s, 4) for s in self.scale)}, "
+                f"ratio={tuple(round(r, 4) for r in self.ratio)}, interpolation={self.interpolation.value}, "
+                f"antialias={self.antialias})")
