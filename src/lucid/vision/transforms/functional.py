@@ -42,6 +42,7 @@ def get_image_size(img) -> list[int]:
 
 
 def get_image_num_channels(img) -> int:
+    """The number of channels."""
     return get_dimensions(img)[0]
 
 
@@ -331,10 +332,12 @@ def center_crop(img, output_size):
 
 
 def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR, antialias=True):
+    """``crop`` then ``resize``."""
     return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
 
 
 def hflip(img):
+    """Mirror left-right."""
     _check_image(img)
     if is_pil(img):
         return img.transpose(pil().Transpose.FLIP_LEFT_RIGHT)
@@ -343,6 +346,7 @@ def hflip(img):
 
 
 def vflip(img):
+    """Mirror top-bottom."""
     _check_image(img)
     if is_pil(img):
         return img.transpose(pil().Transpose.FLIP_TOP_BOTTOM)

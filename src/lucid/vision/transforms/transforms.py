@@ -85,6 +85,7 @@ class PILToTensor(_Transform):
 
 
 class ToPILImage(_Transform):
+    """(C, H, W) tensor / (H, W, C) array -> PIL image (``mode`` inferred from the channels and dtype)."""
     _repr_args = ("mode",)
 
     def __init__(self, mode=None):
@@ -98,6 +99,7 @@ class ToPILImage(_Transform):
 
 
 class Normalize(_Transform):
+    """``(x - mean) / std`` per channel of a float tensor image."""
     _repr_args = ("mean", "std")
 
     def __init__(self, mean, std, inplace=False):
@@ -108,6 +110,8 @@ class Normalize(_Transform):
 
 
 class Resize(_Transform):
+    """Resize to ``size`` ([h, w]), or the smaller edge to ``size`` (an int), keeping the aspect ratio; the
+    longer edge is capped at ``max_size``. PIL images use Pillow's filters; tensors ``F.interpolate``."""
     _repr_args = ("size", "interpolation", "max_size", "antialias")
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
@@ -127,6 +131,7 @@ class Resize(_Transform):
 
 
 class CenterCrop(_Transform):
+    """The central ``size`` region; zero-padded where ``size`` exceeds the image."""
     _repr_args = ("size",)
 
     def __init__(self, size):
@@ -137,6 +142,7 @@ class CenterCrop(_Transform):
 
 
 class Pad(_Transform):
+    """Pad the borders by ``padding`` with ``fill`` (constant) or by edge / reflect / symmetric ``padding_mode``."""
     _repr_args = ("padding", "fill", "padding_mode")
 
     def __init__(self, padding, fill=0, padding_mode="constant"):
@@ -214,16 +220,21 @@ class _RandomApplied(_Transform):
 
 
 class RandomHorizontalFlip(_RandomApplied):
+    """Mirror left-right with probability ``p``."""
+
     def _apply(self, img):
         return F.hflip(img)
 
 
 class RandomVerticalFlip(_RandomApplied):
+    """Mirror top-bottom with probability ``p``."""
+
     def _apply(self, img):
         return F.vflip(img)
 
 
 class Grayscale(_Transform):
+    """Luma as 1 or 3 channels."""
     _repr_args = ("num_output_channels",)
 
     def __init__(self, num_output_channels=1):
