@@ -275,3 +275,139 @@ def test_tensor_inputs_need_no_pillow():
             "y = T.Compose([T.RandomResizedCrop(4), T.RandomHorizontalFlip(), T.Normalize([0.5]*3, [0.5]*3)])(x)\n"
             "assert tuple(y.shape) == (3, 4, 4)\n")
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+# ---- colour jitter, blur, erasing --------------------------------------------------------------------------------
+
+def _gray(x: np.ndarray) -> np.ndarray:
+    return np.float32(0.2989) * x[0] + np.float32(0.587) * x[1] + np.float32(0.114) * x[2]
+
+
+def test_brightness_contrast_saturation_closed_forms():
+    x = tensor_rgb()
+    a = x.numpy()
+    np.testing.assert_allclose(F.adjust_brightness(x, 1.7).numpy(), np.clip(1.7 * a, 0, 1), rtol=1e-6)
+    mean = _gray(a).mean()
+    np.testing.assert_allclose(F.adjust_contrast(x, 0.4).numpy(), np.clip(0.4 * a + 0.6 * mean, 0, 1),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(F.adjust_saturation(x, 1.5).numpy(), np.clip(1.5 * a - 0.5 * _gray(a), 0, 1),
+                               rtol=1e-5, atol=1e-6)
+    u8 = T.PILToTensor()(pil_rgb())
+    out = F.adjust_brightness(u8, 0.5)
+    assert out.dtype == lucid.uint8
+    assert np.abs(out.numpy().astype(int) - (0.5 * RGB.transpose(2, 0, 1)).astype(int)).max() <= 1
+    for fn, name in ((F.adjust_brightness, "brightness_factor"), (F.adjust_contrast, "contrast_factor"),
+                     (F.adjust_saturation, "saturation_factor")):
+        with pytest.raises(ValueError, match=rf"{name} \(-1\) is not non-negative"):
+            fn(x, -1)
+    # PIL images go through Pillow's ImageEnhance: factor 1 is the image, 0 brightness is black
+    assert np.array_equal(np.asarray(F.adjust_brightness(pil_rgb(), 1.0)), RGB)
+    assert not np.asarray(F.adjust_brightness(pil_rgb(), 0.0)).any()
+    gray = np.asarray(F.adjust_saturation(pil_rgb(), 0.0))
+    assert np.array_equal(gray[..., 0], gray[..., 2])
+
+
+def test_adjust_hue_against_colorsys():
+    import colorsys
+    x = tensor_rgb()
+    a = x.numpy()
+    want = np.empty_like(a)
+    for i in range(a.shape[1]):
+        for j in range(a.shape[2]):
+            h, s, v = colorsys.rgb_to_hsv(*a[:, i, j])
+            want[:, i, j] = colorsys.hsv_to_rgb((h + 0.3) % 1.0, s, v)
+    np.testing.assert_allclose(F.adjust_hue(x, 0.3).numpy(), want, atol=1e-5)
+    np.testing.assert_allclose(F.adjust_hue(x, 0.0).numpy(), a, atol=1e-5)
+    u8 = F.adjust_hue(T.PILToTensor()(pil_rgb()), -0.2)
+    assert u8.dtype == lucid.uint8
+    with pytest.raises(ValueError, match=r"hue_factor \(0.7\) is not in \[-0.5, 0.5\]"):
+        F.adjust_hue(x, 0.7)
+    pil_out = np.asarray(F.adjust_hue(pil_rgb(), 0.3)).astype(float)  # Pillow's 8-bit HSV: close, not equal
+    assert np.abs(pil_out - want.transpose(1, 2, 0) * 255).mean() < 4
+
+
+def test_color_jitter_draws_and_applies():
+    x = tensor_rgb()
+    np.testing.assert_allclose(T.ColorJitter(brightness=(0.5, 0.5))(x).numpy(), F.adjust_brightness(x, 0.5).numpy())
+    jitter = T.ColorJitter(0.4, 0.4, 0.4, 0.1)
+    assert jitter.brightness == [0.6, 1.4] and jitter.hue == [-0.1, 0.1]
+    assert T.ColorJitter().brightness is None  # the identity is not drawn
+    lucid.manual_seed(2)
+    draws = [T.ColorJitter.get_params(jitter.brightness, None, jitter.saturation, jitter.hue) for _ in range(200)]
+    assert all(sorted(order) == [0, 1, 2, 3] for order, *_ in draws)
+    assert all(0.6 <= b <= 1.4 and c is None and -0.1 <= h <= 0.1 for _, b, c, s, h in draws)
+    assert len({tuple(order) for order, *_ in draws}) > 12  # many of the 24 orders
+    lucid.manual_seed(2)
+    first = jitter(x).numpy()
+    lucid.manual_seed(2)
+    np.testing.assert_array_equal(jitter(x).numpy(), first)
+    assert jitter(pil_rgb()).size == (17, 13)
+    with pytest.raises(ValueError, match="If brightness is a single number, it must be non negative"):
+        T.ColorJitter(brightness=-0.1)
+    with pytest.raises(ValueError, match=r"hue values should be between \(-0.5, 0.5\)"):
+        T.ColorJitter(hue=0.6)
+
+
+def test_gaussian_blur_is_the_reflect_padded_convolution():
+    x = tensor_rgb()
+    a = x.numpy()
+    kx, ky, sx, sy = 5, 3, 1.2, 0.7
+
+    def kernel(k, s):
+        t = np.arange(k) - (k - 1) / 2
+        g = np.exp(-0.5 * (t / s) ** 2)
+        return g / g.sum()
+    k2 = np.outer(kernel(ky, sy), kernel(kx, sx))
+    padded = np.pad(a, [(0, 0), (ky // 2, ky // 2), (kx // 2, kx // 2)], mode="reflect")
+    want = np.zeros_like(a, dtype=np.float64)
+    for di in range(ky):
+        for dj in range(kx):
+            want += k2[di, dj] * padded[:, di:di + 13, dj:dj + 17]
+    np.testing.assert_allclose(F.gaussian_blur(x, [kx, ky], [sx, sy]).numpy(), want, atol=1e-5)
+    u8 = T.PILToTensor()(pil_rgb())
+    blurred = F.gaussian_blur(u8, [kx, ky], [sx, sy])
+    assert blurred.dtype == lucid.uint8
+    ref = np.zeros_like(want)
+    p8 = np.pad(RGB.transpose(2, 0, 1).astype(np.float64), [(0, 0), (1, 1), (2, 2)], mode="reflect")
+    for di in range(ky):
+        for dj in range(kx):
+            ref += k2[di, dj] * p8[:, di:di + 13, dj:dj + 17]
+    assert np.abs(blurred.numpy().astype(float) - ref).max() <= 0.51
+    np.testing.assert_array_equal(chw(F.gaussian_blur(pil_rgb(), [kx, ky], [sx, sy])), blurred.numpy())
+    lucid.manual_seed(0)
+    sigmas = [T.GaussianBlur.get_params(0.1, 2.0) for _ in range(200)]
+    assert all(0.1 <= s <= 2.0 for s in sigmas) and 0.9 < np.mean(sigmas) < 1.2
+    with pytest.raises(ValueError, match="Kernel size value should be an odd and positive number"):
+        T.GaussianBlur(4)
+    with pytest.raises(ValueError, match="sigma values should be positive and of the form"):
+        T.GaussianBlur(3, sigma=(2.0, 1.0))
+    with pytest.raises(ValueError, match="kernel_size should have odd and positive integers"):
+        F.gaussian_blur(x, [2, 3])
+
+
+def test_random_erasing_erases_one_rectangle():
+    x = tensor_rgb()
+    lucid.manual_seed(4)
+    out = T.RandomErasing(p=1.0, value=(0.25, 0.5, 0.75))(x)
+    changed = np.argwhere((out.numpy() != x.numpy()).any(0))
+    rows, cols = changed[:, 0], changed[:, 1]
+    i, j, h, w = rows.min(), cols.min(), rows.max() - rows.min() + 1, cols.max() - cols.min() + 1
+    region = out.numpy()[:, i:i + h, j:j + w]
+    np.testing.assert_array_equal(region, np.broadcast_to(np.array([0.25, 0.5, 0.75], np.float32)[:, None, None],
+                                                          region.shape))
+    assert 0.02 * 221 * 0.5 <= h * w <= 0.33 * 221 * 1.5
+    lucid.manual_seed(4)
+    np.testing.assert_array_equal(T.RandomErasing(p=1.0, value=(0.25, 0.5, 0.75))(x).numpy(), out.numpy())
+    assert T.RandomErasing(p=0.0)(x) is x
+    noisy = T.RandomErasing(p=1.0, value="random")(x)
+    assert tuple(noisy.shape) == (3, 13, 17) and (noisy.numpy() != x.numpy()).any()
+    y = x.clone()
+    assert T.RandomErasing(p=1.0, inplace=True)(y) is y
+    with pytest.raises(ValueError, match="If value is str, it should be 'random'"):
+        T.RandomErasing(value="noise")
+    with pytest.raises(ValueError, match="Scale should be between 0 and 1"):
+        T.RandomErasing(scale=(0.1, 1.5))
+    with pytest.raises(ValueError, match="it should have either a single value or 3"):
+        T.RandomErasing(p=1.0, value=(1, 2))(x)
+    with pytest.raises(TypeError, match="img should be Tensor Image"):
+        T.RandomErasing()(pil_rgb())

@@ -13,7 +13,8 @@ from ._pil import InterpolationMode, interpolation_mode, is_pil, pil, pil_filter
 
 __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
            "pil_to_tensor", "to_pil_image", "normalize", "resize", "crop", "center_crop", "resized_crop", "pad",
-           "hflip", "vflip", "rgb_to_grayscale", "to_grayscale"]
+           "hflip", "vflip", "rgb_to_grayscale", "to_grayscale", "adjust_brightness", "adjust_contrast",
+           "adjust_saturation", "adjust_hue", "gaussian_blur", "erase"]
 
 
 def _check_image(img):
@@ -385,3 +386,170 @@ def to_grayscale(img, num_output_channels: int = 1):
     if not is_pil(img):
         raise TypeError("Input should be PIL Image")
     return rgb_to_grayscale(img, num_output_channels)
+
+
+def _check_colour_channels(img):
+    channels = get_dimensions(img)[0]
+    if channels not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {channels}")
+    return channels
+
+
+def _blend(img1, img2, ratio: float):
+    """ratio * img1 + (1 - ratio) * img2, clamped to the dtype's range (1 for floats, 255 for bytes)."""
+    bound = 1.0 if img1.is_floating_point() else 255.0
+    return (ratio * img1 + (1.0 - ratio) * img2).clamp(0, bound).to(img1.dtype)
+
+
+def _check_factor(value, name: str):
+    if value < 0:
+        raise ValueError(f"{name} ({value}) is not non-negative.")
+
+
+def adjust_brightness(img, brightness_factor: float):
+    """Scale the brightness: 0 gives black, 1 the image, 2 twice as bright."""
+    _check_factor(brightness_factor, "brightness_factor")
+    _check_image(img)
+    if is_pil(img):
+        from PIL import ImageEnhance
+        return ImageEnhance.Brightness(img).enhance(brightness_factor)
+    _check_colour_channels(img)
+    return _blend(img, lucid.zeros_like(img), brightness_factor)
+
+
+def adjust_contrast(img, contrast_factor: float):
+    """Blend with the image's mean gray: 0 gives a uniform gray, 1 the image."""
+    _check_factor(contrast_factor, "contrast_factor")
+    _check_image(img)
+    if is_pil(img):
+        from PIL import ImageEnhance
+        return ImageEnhance.Contrast(img).enhance(contrast_factor)
+    channels = _check_colour_channels(img)
+    dtype = img.dtype if img.is_floating_point() else lucid.float32
+    gray = rgb_to_grayscale(img) if channels == 3 else img
+    mean = gray.to(dtype).mean(dim=(-3, -2, -1), keepdim=True)
+    return _blend(img, mean, contrast_factor)
+
+
+def adjust_saturation(img, saturation_factor: float):
+    """Blend with the grayscale image: 0 gives gray, 1 the image, 2 twice as saturated."""
+    _check_factor(saturation_factor, "saturation_factor")
+    _check_image(img)
+    if is_pil(img):
+        from PIL import ImageEnhance
+        return ImageEnhance.Color(img).enhance(saturation_factor)
+    if _check_colour_channels(img) == 1:
+        return img
+    return _blend(img, rgb_to_grayscale(img), saturation_factor)
+
+
+def _rgb_to_hsv(img):
+    r, g, b = img.unbind(-3)
+    maxc = lucid.maximum(lucid.maximum(r, g), b)
+    minc = lucid.minimum(lucid.minimum(r, g), b)
+    flat = maxc == minc  # gray pixels: hue and saturation 0 (the divisors below are made 1 there)
+    ones = lucid.ones_like(maxc)
+    span = maxc - minc
+    s = span / lucid.where(flat, ones, maxc)
+    span = lucid.where(flat, ones, span)
+    rc, gc, bc = (maxc - r) / span, (maxc - g) / span, (maxc - b) / span
+    hr = (maxc == r).to(img.dtype) * (bc - gc)
+    hg = ((maxc == g) & (maxc != r)).to(img.dtype) * (2.0 + rc - bc)
+    hb = ((maxc != g) & (maxc != r)).to(img.dtype) * (4.0 + gc - rc)
+    h = lucid.remainder((hr + hg + hb) / 6.0 + 1.0, 1.0)
+    return h, s, maxc
+
+
+def _hsv_to_rgb(h, s, v):
+    sector = lucid.floor(h * 6.0)
+    f = h * 6.0 - sector
+    sector = lucid.remainder(sector, 6.0)
+    p = (v * (1.0 - s)).clamp(0.0, 1.0)
+    q = (v * (1.0 - s * f)).clamp(0.0, 1.0)
+    t = (v * (1.0 - s * (1.0 - f))).clamp(0.0, 1.0)
+
+    def pick(*by_sector):
+        out = lucid.zeros_like(v)
+        for k, value in enumerate(by_sector):
+            out = lucid.where(sector == k, value, out)
+        return out
+    return lucid.stack([pick(v, q, p, p, t, v), pick(t, v, v, q, p, p), pick(p, p, t, v, v, q)], dim=-3)
+
+
+def adjust_hue(img, hue_factor: float):
+    """Rotate the hue by ``hue_factor`` turns (in [-0.5, 0.5]) in HSV space."""
+    if not -0.5 <= hue_factor <= 0.5:
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    _check_image(img)
+    if is_pil(img):
+        Image = pil()
+        if img.mode in ("L", "1", "I", "F"):
+            return img
+        h, s, v = img.convert("HSV").split()
+        shift = np.uint8(int(hue_factor * 255) % 256)  # hue bytes wrap around
+        h = Image.fromarray(np.asarray(h, dtype=np.uint8) + shift, "L")
+        return Image.merge("HSV", (h, s, v)).convert(img.mode)
+    if _check_colour_channels(img) == 1:
+        return img
+    x = img if img.is_floating_point() else img.to(lucid.float32) / 255.0
+    h, s, v = _rgb_to_hsv(x)
+    out = _hsv_to_rgb(lucid.remainder(h + hue_factor, 1.0), s, v)
+    if img.is_floating_point():
+        return out.to(img.dtype)
+    return (out * (255 + 1.0 - 1e-3)).to(img.dtype)  # torchvision's float -> byte conversion
+
+
+def _gaussian_kernel(size: int, sigma: float) -> np.ndarray:
+    x = np.linspace(-(size - 1) * 0.5, (size - 1) * 0.5, size, dtype=np.float32)
+    pdf = np.exp(-0.5 * (x / np.float32(sigma)) ** 2)
+    return pdf / pdf.sum()
+
+
+def gaussian_blur(img, kernel_size, sigma=None):
+    """Blur with a Gaussian of ``kernel_size`` [kx, ky] (odd, positive) and ``sigma`` [sx, sy] (default
+    0.15 k + 0.35); the borders are reflected."""
+    if not isinstance(kernel_size, (int, list, tuple)):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
+    kernel_size = [kernel_size] * 2 if isinstance(kernel_size, int) else list(kernel_size)
+    if len(kernel_size) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(kernel_size)}")
+    if any(k % 2 == 0 or k < 0 for k in kernel_size):
+        raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+    if sigma is None:
+        sigma = [k * 0.15 + 0.35 for k in kernel_size]
+    if not isinstance(sigma, (int, float, list, tuple)):
+        raise TypeError(f"sigma should be either float or sequence of floats. Got {type(sigma)}")
+    sigma = [float(sigma)] * 2 if isinstance(sigma, (int, float)) else [float(s) for s in sigma]
+    if len(sigma) == 1:
+        sigma = sigma * 2
+    if len(sigma) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigma)}")
+    if any(s <= 0 for s in sigma):
+        raise ValueError(f"sigma should have positive values. Got {sigma}")
+    _check_image(img)
+    if is_pil(img):  # as torchvision: blurred as a byte tensor
+        return to_pil_image(gaussian_blur(pil_to_tensor(img), kernel_size, sigma), mode=img.mode)
+    _check_tensor_image(img)
+    kx, ky = kernel_size
+    kernel = np.outer(_gaussian_kernel(ky, sigma[1]), _gaussian_kernel(kx, sigma[0]))
+    x, _ = _batched(img)
+    dtype = x.dtype
+    if not x.is_floating_point():
+        x = x.to(lucid.float32)
+    channels = int(x.shape[1])
+    weight = lucid.from_numpy(np.broadcast_to(kernel, (channels, 1, ky, kx)).copy()).to(x.dtype)
+    x = pad(x, [kx // 2, ky // 2], padding_mode="reflect")
+    out = lucid.nn.functional.conv2d(x, weight, groups=channels)
+    if dtype != out.dtype:
+        out = out.round().to(dtype)
+    return _unbatched(out, img)
+
+
+def erase(img, i: int, j: int, h: int, w: int, v, inplace: bool = False):
+    """Set the ``h`` x ``w`` region at (i, j) of a tensor image to ``v``."""
+    if not isinstance(img, lucid.Tensor):
+        raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    if not inplace:
+        img = img.clone()
+    img[..., i:i + h, j:j + w] = v
+    return img

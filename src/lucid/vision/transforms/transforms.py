@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from collections.abc import Sequence
 
 import lucid
@@ -13,7 +14,7 @@ from ._pil import InterpolationMode, interpolation_mode
 
 __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Resize", "CenterCrop", "RandomCrop",
            "RandomHorizontalFlip", "RandomVerticalFlip", "Pad", "Lambda", "Grayscale", "RandomGrayscale",
-           "RandomResizedCrop", "InterpolationMode"]
+           "RandomResizedCrop", "ColorJitter", "GaussianBlur", "RandomErasing", "InterpolationMode"]
 
 
 def _uniform(low: float, high: float) -> float:
@@ -297,3 +298,145 @@ class RandomResizedCrop(_Transform):
         return (f"{type(self).__name__}(size={self.size}, scale={tuple(round(s, 4) for s in self.scale)}, "
                 f"ratio={tuple(round(r, 4) for r in self.ratio)}, interpolation={self.interpolation.value}, "
                 f"antialias={self.antialias})")
+
+
+def _jitter_range(value, name, center=1.0, bound=(0.0, float("inf")), clip_first_on_zero=True):
+    """ColorJitter's ``[min, max]`` for a factor given as a number (center +- value) or a pair; None when it is
+    the identity."""
+    if isinstance(value, numbers.Number):
+        if value < 0:
+            raise ValueError(f"If {name} is a single number, it must be non negative.")
+        value = [center - float(value), center + float(value)]
+        if clip_first_on_zero:
+            value[0] = max(value[0], 0.0)
+    elif isinstance(value, (tuple, list)) and len(value) == 2:
+        value = [float(value[0]), float(value[1])]
+    else:
+        raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+    if not bound[0] <= value[0] <= value[1] <= bound[1]:
+        raise ValueError(f"{name} values should be between {bound}, but got {value}.")
+    return None if value[0] == value[1] == center else value
+
+
+class ColorJitter(_Transform):
+    """Random brightness, contrast, saturation and hue changes, applied in a random order."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        self.brightness = _jitter_range(brightness, "brightness")
+        self.contrast = _jitter_range(contrast, "contrast")
+        self.saturation = _jitter_range(saturation, "saturation")
+        self.hue = _jitter_range(hue, "hue", center=0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+
+    @staticmethod
+    def get_params(brightness, contrast, saturation, hue):
+        """The order of the four adjustments and each factor (None: not applied)."""
+        order = lucid.randperm(4).tolist()
+        factors = [None if r is None else _uniform(r[0], r[1]) for r in (brightness, contrast, saturation, hue)]
+        return (order, *factors)
+
+    def forward(self, img):
+        order, *factors = self.get_params(self.brightness, self.contrast, self.saturation, self.hue)
+        adjust = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
+        for k in order:
+            if factors[k] is not None:
+                img = adjust[k](img, factors[k])
+        return img
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
+
+
+class GaussianBlur(_Transform):
+    """Gaussian blur with a ``sigma`` drawn uniformly from ``(min, max)`` for each image."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        self.kernel_size = tuple(_size_pair(kernel_size, "Kernel size should be a tuple/list of two integers"))
+        for k in self.kernel_size:
+            if k <= 0 or k % 2 == 0:
+                raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (sigma, sigma)
+        elif isinstance(sigma, Sequence) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise TypeError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = sigma
+
+    @staticmethod
+    def get_params(sigma_min: float, sigma_max: float) -> float:
+        return _uniform(sigma_min, sigma_max)
+
+    def forward(self, img):
+        sigma = self.get_params(self.sigma[0], self.sigma[1])
+        return F.gaussian_blur(img, self.kernel_size, [sigma, sigma])
+
+    def __repr__(self):
+        return f"{type(self).__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+class RandomErasing(_Transform):
+    """With probability ``p``, erase a random rectangle of a tensor image (area ``scale``, aspect ``ratio``) to
+    ``value``: a number, one value per channel, or ``"random"`` (standard normal noise)."""
+
+    def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if not isinstance(scale, Sequence):
+            raise TypeError("Scale should be a sequence")
+        if not isinstance(ratio, Sequence):
+            raise TypeError("Ratio should be a sequence")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            warnings.warn("Scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        if p < 0 or p > 1:
+            raise ValueError("Random erasing probability should be between 0 and 1")
+        self.p, self.scale, self.ratio, self.value, self.inplace = p, scale, ratio, value, inplace
+
+    @staticmethod
+    def get_params(img, scale, ratio, value=None):
+        """(i, j, h, w, v): the region and its values; the whole image itself after 10 misses."""
+        channels, height, width = (int(s) for s in img.shape[-3:])
+        area = height * width
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            erase_area = area * _uniform(scale[0], scale[1])
+            aspect_ratio = math.exp(_uniform(log_ratio[0], log_ratio[1]))
+            h = int(round(math.sqrt(erase_area * aspect_ratio)))
+            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+            if not (h < height and w < width):
+                continue
+            if value is None:
+                v = lucid.randn(channels, h, w, dtype=lucid.float32)
+            else:
+                v = lucid.tensor(value, dtype=lucid.float32)[:, None, None]
+            return _randint(0, height - h + 1), _randint(0, width - w + 1), h, w, v
+        return 0, 0, height, width, img
+
+    def forward(self, img):
+        if not isinstance(img, lucid.Tensor):
+            raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+        if lucid.rand(1).item() >= self.p:
+            return img
+        if isinstance(self.value, numbers.Number):
+            value = [float(self.value)]
+        elif isinstance(self.value, str):
+            value = None
+        else:
+            value = list(self.value)
+        channels = int(img.shape[-3])
+        if value is not None and len(value) not in (1, channels):
+            raise ValueError("If value is a sequence, it should have either a single value or "
+                             f"{channels} (number of input channels)")
+        i, j, h, w, v = self.get_params(img, self.scale, self.ratio, value)
+        return F.erase(img, i, j, h, w, v, self.inplace)
+
+    def __repr__(self):
+        return (f"{type(self).__name__}(p={self.p}, scale={self.scale}, ratio={self.ratio}, value={self.value}, "
+                f"inplace={self.inplace})")
