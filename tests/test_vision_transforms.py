@@ -161,6 +161,11 @@ def test_pad_forms_fill_and_errors():
     assert tuple(T.Pad((1, 2))(x).shape) == (3, 17, 19)
     assert np.asarray(T.Pad(1, fill=(10, 20, 30))(pil_rgb()))[0, 0].tolist() == [10, 20, 30]
     assert float(T.Pad(1, fill=7)(x)[0, 0, 0]) == 7.0
+    # negative padding crops (tensor and PIL alike)
+    np.testing.assert_array_equal(F.pad(x, [-1, 2, 3, -2], padding_mode="edge").numpy(),
+                                  np.pad(x.numpy()[:, :-2, 1:], [(0, 0), (2, 0), (0, 3)], mode="edge"))
+    np.testing.assert_array_equal(chw(F.pad(pil_rgb(), [-1, 2, 3, -2], padding_mode="edge")),
+                                  np.pad(RGB.transpose(2, 0, 1)[:, :-2, 1:], [(0, 0), (2, 0), (0, 3)], mode="edge"))
     with pytest.raises(ValueError, match="Padding mode should be either"):
         T.Pad(1, padding_mode="wrap")
     with pytest.raises(ValueError, match="Padding must be an int or a 1, 2, or 4 element tuple, not a 3"):
@@ -411,3 +416,14 @@ def test_random_erasing_erases_one_rectangle():
         T.RandomErasing(p=1.0, value=(1, 2))(x)
     with pytest.raises(TypeError, match="img should be Tensor Image"):
         T.RandomErasing()(pil_rgb())
+
+
+def test_module_transforms_are_modules_as_in_torchvision():
+    x = tensor_rgb()
+    assert isinstance(T.Resize(4), lucid.nn.Module) and isinstance(T.RandomHorizontalFlip(), lucid.nn.Module)
+    assert not isinstance(T.ToTensor(), lucid.nn.Module) and not isinstance(T.Compose([]), lucid.nn.Module)
+    seq = lucid.nn.Sequential(T.CenterCrop(5), T.Normalize([0.5] * 3, [0.5] * 3))
+    np.testing.assert_allclose(seq(x).numpy(), (x.numpy()[:, 4:9, 6:11] - 0.5) / 0.5, rtol=1e-6)
+    flip = T.RandomHorizontalFlip(p=1.0).to(lucid.float32)  # Module.to reaches no transform method
+    assert np.array_equal(flip(x).numpy(), np.flip(x.numpy(), -1))
+    assert repr(T.RandomHorizontalFlip(0.3)) == "RandomHorizontalFlip(p=0.3)"

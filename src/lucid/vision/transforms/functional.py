@@ -274,6 +274,9 @@ def pad(img, padding, fill=0, padding_mode="constant"):
         if padding_mode == "constant":
             from PIL import ImageOps
             return ImageOps.expand(img, border=(left, top, right, bottom), fill=_pil_fill(fill, img))
+        if min(left, top, right, bottom) < 0:  # negative padding crops, as torchvision's
+            img = img.crop((max(-left, 0), max(-top, 0), img.width - max(-right, 0), img.height - max(-bottom, 0)))
+            left, top, right, bottom = (max(v, 0) for v in (left, top, right, bottom))
         arr = np.asarray(img)
         padded = np.pad(arr, [(top, bottom), (left, right)] + [(0, 0)] * (arr.ndim - 2), mode=padding_mode)
         out = Image.fromarray(padded, mode=img.mode)

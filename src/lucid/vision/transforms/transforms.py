@@ -65,6 +65,15 @@ class _Transform:
         return self.forward(img)
 
 
+class _ModuleTransform(lucid.nn.Module):
+    """The transforms that are ``nn.Module``s in torchvision (so ``nn.Sequential`` chains them), with
+    torchvision's repr."""
+    _repr_args: tuple = ()
+
+    def __repr__(self):
+        return _Transform.__repr__(self)
+
+
 class ToTensor(_Transform):
     """PIL image / (H, W, C) array -> (C, H, W) tensor, bytes scaled to float32 in [0, 1]."""
 
@@ -99,23 +108,25 @@ class ToPILImage(_Transform):
         return f"{type(self).__name__}()" if self.mode is None else f"{type(self).__name__}(mode={self.mode})"
 
 
-class Normalize(_Transform):
+class Normalize(_ModuleTransform):
     """``(x - mean) / std`` per channel of a float tensor image."""
     _repr_args = ("mean", "std")
 
     def __init__(self, mean, std, inplace=False):
+        super().__init__()
         self.mean, self.std, self.inplace = mean, std, inplace
 
     def forward(self, tensor):
         return F.normalize(tensor, self.mean, self.std, self.inplace)
 
 
-class Resize(_Transform):
+class Resize(_ModuleTransform):
     """Resize to ``size`` ([h, w]), or the smaller edge to ``size`` (an int), keeping the aspect ratio; the
     longer edge is capped at ``max_size``. PIL images use Pillow's filters; tensors ``F.interpolate``."""
     _repr_args = ("size", "interpolation", "max_size", "antialias")
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
+        super().__init__()
         if not isinstance(size, (int, Sequence)):
             raise TypeError(f"Size should be int or sequence. Got {type(size)}")
         if isinstance(size, Sequence) and len(size) not in (1, 2):
@@ -131,22 +142,24 @@ class Resize(_Transform):
                 f"max_size={self.max_size}, antialias={self.antialias})")
 
 
-class CenterCrop(_Transform):
+class CenterCrop(_ModuleTransform):
     """The central ``size`` region; zero-padded where ``size`` exceeds the image."""
     _repr_args = ("size",)
 
     def __init__(self, size):
+        super().__init__()
         self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
 
     def forward(self, img):
         return F.center_crop(img, self.size)
 
 
-class Pad(_Transform):
+class Pad(_ModuleTransform):
     """Pad the borders by ``padding`` with ``fill`` (constant) or by edge / reflect / symmetric ``padding_mode``."""
     _repr_args = ("padding", "fill", "padding_mode")
 
     def __init__(self, padding, fill=0, padding_mode="constant"):
+        super().__init__()
         if not isinstance(padding, (numbers.Number, tuple, list)):
             raise TypeError("Got inappropriate padding arg")
         if not isinstance(fill, (numbers.Number, tuple, list)):
@@ -177,7 +190,7 @@ class Lambda(_Transform):
         return f"{type(self).__name__}()"
 
 
-class RandomCrop(_Transform):
+class RandomCrop(_ModuleTransform):
     """A random ``size`` crop, after optional ``padding`` (and padding up to ``size`` when ``pad_if_needed``)."""
     _repr_args = ("size", "padding")
 
@@ -192,6 +205,7 @@ class RandomCrop(_Transform):
         return _randint(0, h - th + 1), _randint(0, w - tw + 1), th, tw
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
+        super().__init__()
         self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
         self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
 
@@ -207,38 +221,40 @@ class RandomCrop(_Transform):
         return F.crop(img, i, j, h, w)
 
 
-class _RandomApplied(_Transform):
-    """Applies ``_apply`` with probability ``p`` (one draw from lucid's generator per call)."""
+class _RandomApplied(_ModuleTransform):
+    """Applies ``_transform`` with probability ``p`` (one draw from lucid's generator per call)."""
     _repr_args = ("p",)
 
     def __init__(self, p=0.5):
+        super().__init__()
         self.p = p
 
     def forward(self, img):
         if lucid.rand(1).item() < self.p:
-            return self._apply(img)
+            return self._transform(img)
         return img
 
 
 class RandomHorizontalFlip(_RandomApplied):
     """Mirror left-right with probability ``p``."""
 
-    def _apply(self, img):
+    def _transform(self, img):
         return F.hflip(img)
 
 
 class RandomVerticalFlip(_RandomApplied):
     """Mirror top-bottom with probability ``p``."""
 
-    def _apply(self, img):
+    def _transform(self, img):
         return F.vflip(img)
 
 
-class Grayscale(_Transform):
+class Grayscale(_ModuleTransform):
     """Luma as 1 or 3 channels."""
     _repr_args = ("num_output_channels",)
 
     def __init__(self, num_output_channels=1):
+        super().__init__()
         self.num_output_channels = num_output_channels
 
     def forward(self, img):
@@ -251,11 +267,11 @@ class RandomGrayscale(_RandomApplied):
     def __init__(self, p=0.1):
         super().__init__(p)
 
-    def _apply(self, img):
+    def _transform(self, img):
         return F.rgb_to_grayscale(img, F.get_dimensions(img)[0])
 
 
-class RandomResizedCrop(_Transform):
+class RandomResizedCrop(_ModuleTransform):
     """A random crop of random area (``scale``) and aspect ratio (``ratio``), resized to ``size``."""
 
     @staticmethod
@@ -282,6 +298,7 @@ class RandomResizedCrop(_Transform):
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
                  interpolation=InterpolationMode.BILINEAR, antialias=True):
+        super().__init__()
         self.size = tuple(_size_pair(size, "Please provide only two dimensions (h, w) for size."))
         if not isinstance(scale, Sequence):
             raise TypeError("Scale should be a sequence")
@@ -318,10 +335,11 @@ def _jitter_range(value, name, center=1.0, bound=(0.0, float("inf")), clip_first
     return None if value[0] == value[1] == center else value
 
 
-class ColorJitter(_Transform):
+class ColorJitter(_ModuleTransform):
     """Random brightness, contrast, saturation and hue changes, applied in a random order."""
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
+        super().__init__()
         self.brightness = _jitter_range(brightness, "brightness")
         self.contrast = _jitter_range(contrast, "contrast")
         self.saturation = _jitter_range(saturation, "saturation")
@@ -347,10 +365,11 @@ class ColorJitter(_Transform):
                 f"saturation={self.saturation}, hue={self.hue})")
 
 
-class GaussianBlur(_Transform):
+class GaussianBlur(_ModuleTransform):
     """Gaussian blur with a ``sigma`` drawn uniformly from ``(min, max)`` for each image."""
 
     def __init__(self, kernel_size, sigma=(0.1, 2.0)):
+        super().__init__()
         self.kernel_size = tuple(_size_pair(kernel_size, "Kernel size should be a tuple/list of two integers"))
         for k in self.kernel_size:
             if k <= 0 or k % 2 == 0:
@@ -378,11 +397,12 @@ class GaussianBlur(_Transform):
         return f"{type(self).__name__}(kernel_size={self.kernel_size}, sigma={self.sigma})"
 
 
-class RandomErasing(_Transform):
+class RandomErasing(_ModuleTransform):
     """With probability ``p``, erase a random rectangle of a tensor image (area ``scale``, aspect ``ratio``) to
     ``value``: a number, one value per channel, or ``"random"`` (standard normal noise)."""
 
     def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
+        super().__init__()
         if not isinstance(value, (numbers.Number, str, tuple, list)):
             raise TypeError("Argument value should be either a number or str or a sequence")
         if isinstance(value, str) and value != "random":
