@@ -2,7 +2,6 @@
 (``(..., C, H, W)``) and returns the same kind, with torchvision's shapes, dtypes and value ranges."""
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
