@@ -161,3 +161,33 @@ def test_lucid_run_command(tmp_path, capsys):
     done = subprocess.run([sys.executable, "-m", "lucid", "run", str(script), "0"], capture_output=True, text=True,
                           env=env, timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "[2.0, 4.0] ['0']", done.stderr
+
+
+def test_torchvision_transforms_resolve_to_lucid_vision_and_the_rest_says_not_yet(tmp_path):
+    """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors;
+    a torchvision module lucid does not provide yet fails with a message saying so, whichever import form."""
+    script = tmp_path / "vision.py"
+    script.write_text(
+        "import json, sys, numpy as np, torch, torchvision\n"
+        "from torchvision import transforms\n"
+        "import torchvision.transforms.functional as TF\n"
+        "t = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,))])\n"
+        "x = t(np.full((4, 6), 255, np.uint8))\n"
+        "errors = []\n"
+        "for stmt in ('from torchvision import datasets', 'import torchvision.models', 'import torchvision.utils'):\n"
+        "    try:\n"
+        "        exec(stmt)\n"
+        "    except ImportError as e:\n"
+        "        errors.append(str(e))\n"
+        "json.dump({'transforms': transforms.__name__, 'is_tensor': isinstance(x, torch.Tensor),\n"
+        "           'shape': list(x.shape), 'value': float(x[0, 0, 0]), 'flip': list(TF.vflip(x).shape),\n"
+        "           'errors': errors}, open(sys.argv[1], 'w'))\n")
+    run_script(script, [tmp_path / "out.json"])
+    got = json.loads((tmp_path / "out.json").read_text())
+    assert got["transforms"] == "lucid.vision.transforms" and got["is_tensor"]
+    assert got["shape"] == [1, 4, 6] and got["value"] == 2.0 and got["flip"] == [1, 4, 6]
+    assert len(got["errors"]) == 3
+    for name, err in zip(("datasets", "models", "utils"), got["errors"]):
+        assert err.startswith(f"torchvision.{name} is not provided by lucid yet") and "transforms only" in err
+    leftover = [k for k, m in sys.modules.items() if k.split(".")[0] == "torchvision" and m.__name__.startswith("lucid")]
+    assert not leftover  # the alias ends with the run

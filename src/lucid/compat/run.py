@@ -2,8 +2,9 @@
 
 ``run_script(path, argv)`` executes the script as ``__main__`` (``sys.argv`` is ``[path, *argv]``, the script's
 folder first on ``sys.path``, as ``python script.py`` does) with ``import torch`` and every ``import torch.X``
-resolved to ``lucid.compat.torch``. Afterwards ``sys.argv``, ``sys.path`` and ``sys.modules`` are as they were:
-a real PyTorch imported before the run is hidden during it and back after it."""
+resolved to ``lucid.compat.torch`` (and ``import torchvision`` to ``lucid.compat.torchvision``). Afterwards
+``sys.argv``, ``sys.path`` and ``sys.modules`` are as they were: a real PyTorch (or torchvision) imported before
+the run is hidden during it and back after it."""
 from __future__ import annotations
 
 import contextlib
@@ -14,22 +15,29 @@ import sys
 from ._alias import AliasFinder, install, uninstall
 
 
-def _is_torch(name: str) -> bool:
-    return name == "torch" or name.startswith("torch.")
+_ALIASES = {"torch": "lucid.compat.torch", "torchvision": "lucid.compat.torchvision"}
+
+
+def _is_aliased(name: str) -> bool:
+    return any(name == alias or name.startswith(alias + ".") for alias in _ALIASES)
 
 
 @contextlib.contextmanager
 def torch_is_lucid():
-    """Within the block, ``torch`` and ``torch.*`` are lucid.compat.torch and its submodules."""
+    """Within the block, ``torch`` and ``torch.*`` are lucid.compat.torch and its submodules, ``torchvision`` and
+    ``torchvision.*`` lucid.compat.torchvision and its submodules."""
     import lucid.compat.torch  # noqa: F401  (imported before the real torch modules are hidden)
-    hidden = {name: sys.modules.pop(name) for name in [n for n in sys.modules if _is_torch(n)]}
-    finder = AliasFinder("torch", "lucid.compat.torch")
-    install(finder)
+    import lucid.compat.torchvision  # noqa: F401
+    hidden = {name: sys.modules.pop(name) for name in [n for n in sys.modules if _is_aliased(n)]}
+    finders = [AliasFinder(alias, target) for alias, target in _ALIASES.items()]
+    for finder in finders:
+        install(finder)
     try:
         yield
     finally:
-        uninstall(finder)
-        for name in [n for n in sys.modules if _is_torch(n)]:
+        for finder in finders:
+            uninstall(finder)
+        for name in [n for n in sys.modules if _is_aliased(n)]:
             del sys.modules[name]
         sys.modules.update(hidden)
 
