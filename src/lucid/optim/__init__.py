@@ -8,10 +8,12 @@ already a fused kernel, and updates are never recorded on the autograd tape.
 from . import lr_scheduler, swa_utils
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
 from .optimizer import Optimizer, required
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Lion", "LBFGS", "lr_scheduler", "swa_utils", "required"]
+           "Rprop", "ASGD", "Lion", "LBFGS", "lr_scheduler", "swa_utils", "required"]
