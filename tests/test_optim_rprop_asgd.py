@@ -74,3 +74,34 @@ def test_bad_options_raise_like_torch():
         lucid.optim.ASGD(p, lr=-1)
     with pytest.raises(ValueError, match="Invalid weight_decay value: -0.1"):
         lucid.optim.ASGD(p, weight_decay=-0.1)
+
+
+def test_global_step_hooks_run_around_every_optimizer_and_are_removable():
+    from lucid.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
+    calls = []
+    p = lucid.zeros(2, requires_grad=True)
+    opt = lucid.optim.SGD([p], lr=0.1)
+    opt.register_step_pre_hook(lambda o, a, k: calls.append("pre"))
+    opt.register_step_post_hook(lambda o, a, k: calls.append("post"))
+    hpre = register_optimizer_step_pre_hook(lambda o, a, k: calls.append(("gpre", o is opt)))
+    hpost = register_optimizer_step_post_hook(lambda o, a, k: calls.append(("gpost", o is opt)))
+    try:
+        p.grad = lucid.ones(2)
+        opt.step()
+        # PyTorch's order: global pre, own pre, step, own post, global post
+        assert calls == [("gpre", True), "pre", "post", ("gpost", True)]
+    finally:
+        hpre.remove(), hpost.remove()
+    calls.clear()
+    opt.step()
+    assert calls == ["pre", "post"]
+
+
+def test_step_pre_hook_returning_junk_raises_before_the_step():
+    p = lucid.zeros(2, requires_grad=True)
+    p.grad = lucid.ones(2)
+    opt = lucid.optim.SGD([p], lr=0.1)
+    opt.register_step_pre_hook(lambda o, a, k: 3)
+    with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, new_kwargs\), but got 3"):
+        opt.step()
+    assert p.detach().numpy().tolist() == [0.0, 0.0]
