@@ -58,8 +58,8 @@ def test_averaged_model_matches_torch(kind):
     assert int(la.n_averaged.item()) == 4 and la.n_averaged.dtype == lucid.int64
     x = np.ones((2, 3), np.float32)
     la.eval(), ta.eval()
-    np.testing.assert_allclose(la(lucid.tensor(x)).detach().numpy(), ta(torch.from_numpy(x)).detach().numpy(), rtol=1e-5,
-                               atol=1e-6)
+    np.testing.assert_allclose(la(lucid.tensor(x)).detach().numpy(), ta(torch.from_numpy(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
 
 
 def test_averaged_model_rejects_both_fns_and_checks_decay():
