@@ -105,3 +105,30 @@ def test_step_pre_hook_returning_junk_raises_before_the_step():
     with pytest.raises(RuntimeError, match=r"must return None or a tuple of \(new_args, new_kwargs\), but got 3"):
         opt.step()
     assert p.detach().numpy().tolist() == [0.0, 0.0]
+
+
+@pytest.mark.parametrize("name, kw", [("Rprop", {}), ("ASGD", {"t0": 2, "lambd": 0.01})])
+def test_compiled_step_matches_eager(name, kw):
+    # inside lucid.compile the step counts are traced arrays: ASGD's eta and mu must be computed, never read
+    lucid.manual_seed(0)
+    x, y = lucid.randn(16, 4), lucid.randint(0, 3, (16,))
+
+    def train(compiled):
+        lucid.manual_seed(1)
+        model = lucid.nn.Linear(4, 3)
+        opt = getattr(lucid.optim, name)(model.parameters(), lr=0.05, **kw)
+
+        def step():
+            opt.zero_grad()
+            loss = lucid.nn.functional.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            return loss
+
+        f = lucid.compile(step) if compiled else step
+        return [f().item() for _ in range(6)], [v.detach().numpy() for v in model.state_dict().values()]
+
+    (le, pe), (lc, pc) = train(False), train(True)
+    np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
+    for a, b in zip(pe, pc):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

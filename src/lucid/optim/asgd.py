@@ -2,6 +2,8 @@
 size ``eta`` and a running average ``ax`` of the iterates that starts after ``t0`` steps."""
 from __future__ import annotations
 
+import mlx.core as mx
+
 from .._threads import compiled_on_main_thread
 from .optimizer import Optimizer, _assign, _f32, _float_arg, _head, _scalar_tensor, _wd_mode, _zeros_like
 
@@ -9,12 +11,12 @@ __all__ = ["ASGD"]
 
 
 @compiled_on_main_thread
-def asgd_update(x, g, ax, decay, neg_eta, mu, weight_decay, *, maximize, wd_mode, average):
-    """g += weight_decay * x; x <- x * (1 - lambd * eta) - eta * g; ax <- ax + (x - ax) * mu (``average``, mu != 1)
-    else ax <- x. Returns ``(x, ax)``."""
+def asgd_update(x, g, ax, decay, neg_eta, mu, weight_decay, *, maximize, wd_mode):
+    """g += weight_decay * x; x <- x * (1 - lambd * eta) - eta * g; ax <- x while mu == 1 (PyTorch copies), else
+    ax + (x - ax) * mu. Returns ``(x, ax)``."""
     x, g = _head(x, g, weight_decay, None, maximize, wd_mode)
     x = x * decay + neg_eta * g
-    return x, (ax + (x - ax) * mu) if average else x
+    return x, mx.where(mu == 1, x, ax + (x - ax) * mu)
 
 
 class ASGD(Optimizer):
@@ -55,13 +57,17 @@ class ASGD(Optimizer):
         x, dt, staged = param._st.data, grad.dtype, self._staged
         lr, lambd, alpha, t0, wd = hyper.lr, hyper.lambd, hyper.alpha, hyper.t0, hyper.weight_decay
         step = self._advance(state["step"], staged)
-        # eta and mu are read as PyTorch reads them (float32 values, in Python float arithmetic)
-        eta, mu = _f32(self._scalar(state["eta"])), _f32(self._scalar(state["mu"]))
+        eta, mu = self._scalar(state["eta"]), self._scalar(state["mu"])
+        if type(step) is mx.array:  # traced by lucid.compile: the counts are arrays, computed with, never read
+            new_eta, new_mu = lr / ((1 + lambd * lr * step) ** alpha), 1 / mx.maximum(step - t0, 1)
+        else:  # eta and mu as PyTorch reads them: float32 values, in Python float arithmetic
+            eta, mu = _f32(eta), _f32(mu)
+            new_eta, new_mu = _f32(lr / ((1 + lambd * lr * step) ** alpha)), _f32(1 / max(1, step - t0))
         c = self._const
         ax = state["ax"]
         out = asgd_update(x, grad, ax._st.data, c(1 - lambd * eta, dt), c(-eta, dt), c(mu, dt), c(wd, dt),
-                          maximize=hyper.maximize, wd_mode=_wd_mode(wd, False), average=mu != 1)
+                          maximize=hyper.maximize, wd_mode=_wd_mode(wd, False))
         _assign(param, out[0], staged)
         _assign(ax, out[1], staged)
-        self._set_scalar(state["eta"], _f32(lr / ((1 + lambd * lr * step) ** alpha)), staged)
-        self._set_scalar(state["mu"], _f32(1 / max(1, step - t0)), staged)
+        self._set_scalar(state["eta"], new_eta, staged)
+        self._set_scalar(state["mu"], new_mu, staged)
