@@ -107,9 +107,10 @@ def test_step_pre_hook_returning_junk_raises_before_the_step():
     assert p.detach().numpy().tolist() == [0.0, 0.0]
 
 
-@pytest.mark.parametrize("name, kw", [("Rprop", {}), ("ASGD", {"t0": 2, "lambd": 0.01})])
+@pytest.mark.parametrize("name, kw", [("Rprop", {}), ("ASGD", {"t0": 2, "lambd": 0.01}), ("NAdam", {})])
 def test_compiled_step_matches_eager(name, kw):
-    # inside lucid.compile the step counts are traced arrays: ASGD's eta and mu must be computed, never read
+    # inside lucid.compile the step counts are traced arrays: ASGD's eta and mu, NAdam's float32-rounded mu_product
+    # must be computed, never read
     lucid.manual_seed(0)
     x, y = lucid.randn(16, 4), lucid.randint(0, 3, (16,))
 
@@ -132,3 +133,4 @@ def test_compiled_step_matches_eager(name, kw):
     np.testing.assert_allclose(lc, le, rtol=1e-5, atol=1e-6)
     for a, b in zip(pe, pc):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+

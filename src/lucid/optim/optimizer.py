@@ -279,7 +279,10 @@ def _describe_state(state, p: Tensor) -> str:
 
 
 def _f32(x: float) -> float:
-    """``x`` rounded to float32, as a 0-d float32 state tensor holds it."""
+    """``x`` rounded to float32, as a 0-d float32 state tensor holds it (inside lucid.compile ``x`` may be a traced
+    array: it is cast, never read)."""
+    if type(x) is mx.array:
+        return x.astype(mx.float32)
     return float(np.float32(x))
 
 
