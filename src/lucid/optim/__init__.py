@@ -5,13 +5,15 @@ evaluates the new parameters and optimizer state with one ``mx.eval``. The keywo
 ``capturable`` and ``differentiable`` are accepted (and validated) as in PyTorch, and change nothing: every update is
 already a fused kernel, and updates are never recorded on the autograd tape.
 """
-from . import lr_scheduler
+from . import lr_scheduler, swa_utils
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
+from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
 from .optimizer import Optimizer, required
+from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Lion", "LBFGS", "lr_scheduler", "required"]
+           "Rprop", "ASGD", "Lion", "LBFGS", "lr_scheduler", "swa_utils", "required"]

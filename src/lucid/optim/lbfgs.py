@@ -20,18 +20,29 @@ from .optimizer import Optimizer, _float_arg
 __all__ = ["LBFGS"]
 
 
+def _div(a: float, b: float) -> float:
+    """``a / b`` with IEEE semantics, as PyTorch's LBFGS gets from its 0-d tensors: a zero divisor gives a signed
+    infinity (or NaN for 0/0) instead of ZeroDivisionError. Reached on flat or linear functions (a zero gradient
+    with ``tolerance_grad < 0``, a constant slope in the line search), where the bounds then clip the step."""
+    if b != 0:
+        return a / b
+    if a == 0 or a != a:
+        return math.nan
+    return math.copysign(math.inf, a) * math.copysign(1.0, b)
+
+
 def _cubic_interpolate(x1, f1, g1, x2, f2, g2, bounds=None) -> float:
     """The minimiser of the cubic through (x1, f1, g1) and (x2, f2, g2), clipped to ``bounds`` (default: the
     interval between x1 and x2); the interval's midpoint when the cubic has no minimum."""
     xmin_bound, xmax_bound = bounds if bounds is not None else ((x1, x2) if x1 <= x2 else (x2, x1))
-    d1 = g1 + g2 - 3 * (f1 - f2) / (x1 - x2)
+    d1 = g1 + g2 - 3 * _div(f1 - f2, x1 - x2)
     d2_square = d1 ** 2 - g1 * g2
     if d2_square >= 0:
         d2 = math.sqrt(d2_square)
         if x1 <= x2:
-            min_pos = x2 - (x2 - x1) * ((g2 + d2 - d1) / (g2 - g1 + 2 * d2))
+            min_pos = x2 - (x2 - x1) * _div(g2 + d2 - d1, g2 - g1 + 2 * d2)
         else:
-            min_pos = x1 - (x1 - x2) * ((g1 + d2 - d1) / (g1 - g2 + 2 * d2))
+            min_pos = x1 - (x1 - x2) * _div(g1 + d2 - d1, g1 - g2 + 2 * d2)
         return min(max(min_pos, xmin_bound), xmax_bound)
     return (xmin_bound + xmax_bound) / 2.0
 
@@ -245,7 +256,7 @@ class LBFGS(Optimizer):
             prev_flat_grad = flat_grad.clone()
             prev_loss = loss
             # the step length: the first one scaled by the gradient's size
-            t = min(1.0, 1.0 / flat_grad.abs().sum().item()) * lr if state["n_iter"] == 1 else lr
+            t = min(1.0, _div(1.0, flat_grad.abs().sum().item())) * lr if state["n_iter"] == 1 else lr
             gtd = _dot(flat_grad, d)  # the directional derivative
             if gtd > -tolerance_change:
                 break

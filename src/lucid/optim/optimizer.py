@@ -39,7 +39,7 @@ from .._tensor import Tensor, _shape_str, _wrap, after_write, take_pending_evals
 from .._grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
 
 class _RequiredParameter:
@@ -91,6 +91,23 @@ def _check_exclusive_flags(foreach, fused, differentiable) -> None:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+# hooks that run around the step of every optimizer (``register_optimizer_step_pre_hook``)
+_global_step_pre_hooks: OrderedDict = OrderedDict()
+_global_step_post_hooks: OrderedDict = OrderedDict()
+
+
+def register_optimizer_step_pre_hook(hook) -> RemovableHandle:
+    """Register ``hook(optimizer, args, kwargs) -> None | (new_args, new_kwargs)`` to run before the ``step`` of
+    every optimizer (before each optimizer's own pre-hooks). Returns a handle whose ``remove()`` unregisters it."""
+    return add_hook(_global_step_pre_hooks, hook)
+
+
+def register_optimizer_step_post_hook(hook) -> RemovableHandle:
+    """Register ``hook(optimizer, args, kwargs) -> None`` to run after the ``step`` of every optimizer (after each
+    optimizer's own post-hooks). Returns a handle whose ``remove()`` unregisters it."""
+    return add_hook(_global_step_post_hooks, hook)
+
+
 def _with_step_hooks(step, evaluates: bool = False):
     """Wrap a ``step`` method so that the optimizer's step pre/post hooks run around it (as PyTorch patches
     ``Optimizer.step``), and schedulers can tell that the optimizer has stepped. A ``step`` written the PyTorch way
@@ -101,12 +118,12 @@ def _with_step_hooks(step, evaluates: bool = False):
     def wrapper(self, *args, **kwargs):
         if has_pending_checks():  # an index out of range in this step's forward: raise before anything changes
             flush_checks()
-        if self._step_pre_hooks:
-            for hook in tuple(self._step_pre_hooks.values()):
+        if _global_step_pre_hooks or self._step_pre_hooks:  # the global hooks first, as in PyTorch
+            for hook in (*_global_step_pre_hooks.values(), *self._step_pre_hooks.values()):
                 result = hook(self, args, kwargs)
                 if result is not None:
                     if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError(f"{hook} must return None or a tuple of (new_args, new_kwargs), but got "
+                        raise RuntimeError(f"{step} must return None or a tuple of (new_args, new_kwargs), but got "
                                            f"{result}.")
                     args, kwargs = result
         if _cpu_route.gpu_default() and any(p.dtype == mx.float64 for g in self.param_groups for p in g["params"]):
@@ -117,8 +134,8 @@ def _with_step_hooks(step, evaluates: bool = False):
         if not evaluates and not is_compiling():
             _threads.evaluate(take_pending_evals())
         self._opt_called = True
-        if self._step_post_hooks:
-            for hook in tuple(self._step_post_hooks.values()):
+        if self._step_post_hooks or _global_step_post_hooks:  # the optimizer's own hooks first, as in PyTorch
+            for hook in (*self._step_post_hooks.values(), *_global_step_post_hooks.values()):
                 hook(self, args, kwargs)
         return out
 
@@ -262,7 +279,10 @@ def _describe_state(state, p: Tensor) -> str:
 
 
 def _f32(x: float) -> float:
-    """``x`` rounded to float32, as a 0-d float32 state tensor holds it."""
+    """``x`` rounded to float32, as a 0-d float32 state tensor holds it (inside lucid.compile ``x`` may be a traced
+    array: it is cast, never read)."""
+    if type(x) is mx.array:
+        return x.astype(mx.float32)
     return float(np.float32(x))
 
 
