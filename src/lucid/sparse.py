@@ -412,8 +412,18 @@ def sum(input, dim=None, dtype=None):  # noqa: A001
     return SparseTensor(idx, vals, size, False).coalesce()
 
 
+def _to_sparse_coo(self: Tensor) -> SparseTensor:
+    """``Tensor.to_sparse_coo()``: ``to_sparse()`` (every dim sparse)."""
+    return _to_sparse(self)
+
+
+def _dense_to_dense(self: Tensor, dtype=None, *, masked_grad=None) -> Tensor:
+    """``Tensor.to_dense()``: a strided Tensor is already dense (itself, or cast to ``dtype``)."""
+    return self if dtype is None else self.to(dtype)
+
+
 Tensor.to_sparse = _to_sparse
-Tensor.to_sparse_coo = lambda self: _to_sparse(self)
-Tensor.to_dense = lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype)
+Tensor.to_sparse_coo = _to_sparse_coo
+Tensor.to_dense = _dense_to_dense
 Tensor.is_sparse = False
 Tensor.layout = strided
