@@ -93,6 +93,10 @@ def test_against_torch():
         got, want = lucid.tensor(x).to_sparse(*sd), torch.tensor(x).to_sparse(*sd)
         assert got.indices().tolist() == want.indices().tolist()
         np.testing.assert_allclose(got.values().numpy(), want.values().numpy())
+    scalar = lucid.tensor(3.0).to_sparse()
+    assert (scalar._nnz(), tuple(scalar.shape), scalar.to_dense().item()) == (1, (), 3.0)
+    with pytest.raises(RuntimeError, match=r"dense_to_sparse: sparse_dim argument must be in \[0,2\] range, but 3"):
+        lucid.ones(2, 2).to_sparse(3)
 
 
 def test_gradcheck_spmm_wrt_dense_and_values():

@@ -17,6 +17,7 @@ import builtins
 import math
 
 import mlx.core as mx
+import numpy as np
 
 from . import _threads
 from ._checks import checked_index
@@ -331,15 +332,16 @@ def _to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, bloc
     if layout is not None and layout is not sparse_coo:
         raise RuntimeError(f"to_sparse: layout {layout!r} is not supported by lucid (only torch.sparse_coo)")
     sd = self.ndim if sparse_dim is None else sparse_dim
-    if not 0 < sd <= self.ndim if self.ndim else sd != 0:
-        raise RuntimeError(f"sparse_dim must be in [0, {self.ndim}], but got {sd}" if not 0 <= sd <= self.ndim
-                           else "to_sparse: sparse_dim 0 is not supported by lucid")
+    if not 0 <= sd <= self.ndim:
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{self.ndim}] range, but {sd} is given")
+    if sd == 0:
+        if self.ndim:
+            raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
+        return SparseTensor(_wrap(mx.zeros((0, 1), mx.int64)), self.reshape(1), (), True)  # a 0-d tensor: one value
     nonzero = self._st.data != 0
     if sd < self.ndim:  # a slice is stored when any of its entries is nonzero
         nonzero = mx.any(nonzero, axis=tuple(range(sd, self.ndim)))
-    host = _threads.to_numpy(nonzero, copy=None)
-    import numpy as np
-    where = np.stack(np.nonzero(host)).astype(np.int64)  # row-major: sorted, hence coalesced
+    where = np.stack(np.nonzero(_threads.to_numpy(nonzero, copy=None))).astype(np.int64)  # row-major: coalesced
     idx = _wrap(mx.array(where))
     vals = self[tuple(idx[d] for d in range(sd))]
     return SparseTensor(idx, vals, tuple(self.shape), True)
