@@ -69,6 +69,10 @@ def test_out_of_range_index_never_reaches_mlx():
         (bad @ lucid.ones(2, 2)).tolist()
     with pytest.raises(RuntimeError, match="for dim 0, size is 2 but found index 7"):
         bad.to_dense().tolist()
+    lazy = lucid.sparse_coo_tensor(lucid.tensor([[0, 1], [0, 1]]) * 3, lucid.tensor([1.0, 2.0]), (2, 4))
+    for _ in range(2):  # computed indices: checked when evaluated, each time they are used
+        with pytest.raises(RuntimeError, match="for dim 0, size is 2 but found index 3"):
+            lazy.to_dense().tolist()
 
 
 def test_against_torch():

@@ -13,16 +13,15 @@ Data-dependent shapes make these evaluate their inputs, as in PyTorch: ``coalesc
 """
 from __future__ import annotations
 
-import builtins
 import math
 
 import mlx.core as mx
 import numpy as np
 
 from . import _threads
-from ._checks import checked_index
+from ._checks import checked_index, is_known, mark_known
 from ._creation import zeros
-from ._tensor import Tensor, _wrap
+from ._tensor import Size, Tensor, _wrap
 from .ops.index import index_add, index_select
 from .ops.sets import unique
 from .ops.shape import cat, stack
@@ -95,11 +94,11 @@ class SparseTensor:
 
     def __init__(self, indices: Tensor, values: Tensor, size: tuple, coalesced: bool):
         self._idx, self._vals, self._size, self._coalesced = indices, values, tuple(size), coalesced
+        self._rows = None  # the indices checked against the size, one array per sparse dim (made once)
 
     # ------------------------------------------------------------------------------------------- the description
     @property
     def shape(self):
-        from ._tensor import Size
         return Size(self._size)
 
     def size(self, dim: int | None = None):
@@ -160,13 +159,24 @@ class SparseTensor:
         return self._size[0]
 
     # ------------------------------------------------------------------------------------------------ the index
-    def _linear(self) -> Tensor:
-        """Each entry's position in the sparse dims read row-major (checked against the size first: an index
-        outside it is PyTorch's invariant error, raised now or at the next evaluation)."""
+    def _checked(self) -> list:
+        """The indices, one array per sparse dim, checked against the size (an index outside it is PyTorch's
+        invariant error, raised now or at the next evaluation); indices already computed are checked once."""
+        if self._rows is not None:
+            return self._rows
         idx = self._idx._st.data
-        lin = mx.zeros((idx.shape[1],), mx.int64)
-        for d, n in enumerate(self._size[:self.sparse_dim()]):
-            lin = lin * n + checked_index(idx[d], n, _index_error(d, n), "sparse_coo_tensor")
+        known = is_known(idx)
+        rows = [checked_index(mark_known(idx[d]) if known else idx[d], n, _index_error(d, n), "sparse_coo_tensor")
+                for d, n in enumerate(self._size[:self.sparse_dim()])]
+        if known:  # checked now (else each use registers its own deferred check, which raises once)
+            self._rows = rows
+        return rows
+
+    def _linear(self) -> Tensor:
+        """Each entry's position in the sparse dims read row-major."""
+        lin = mx.zeros((self._nnz(),), mx.int64)
+        for row, n in zip(self._checked(), self._size):
+            lin = lin * n + row
         return _wrap(lin)
 
     def _flat_shape(self) -> tuple:
@@ -316,7 +326,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
         if size[sparse_dim:] != dense:
             raise RuntimeError(f"values has incorrect size, expected {[nnz, *size[sparse_dim:]]}, got "
                                f"{list(vals.shape)}")
-        if builtins.any(s < 0 for s in size):
+        if any(s < 0 for s in size):
             raise RuntimeError(f"size {list(size)} has a negative dimension")
         if check_invariants or (check_invariants is None and _check_invariants[0]):
             _host_check(idx, size)
@@ -373,10 +383,8 @@ def mm(mat1, mat2) -> Tensor:
         raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1._size[1]}, got {mat2.shape[0]}")
     if mat1.dtype != mat2.dtype:
         raise RuntimeError(f"expected mat1 and mat2 to have the same dtype, but got: {mat1.dtype} != {mat2.dtype}")
-    data = mat1._idx._st.data
-    m, k = mat1._size
-    rows = _wrap(checked_index(data[0], m, _index_error(0, m), "sparse.mm"))
-    cols = _wrap(checked_index(data[1], k, _index_error(1, k), "sparse.mm"))
+    m = mat1._size[0]
+    rows, cols = (_wrap(r) for r in mat1._checked())
     terms = mat1._vals.reshape(-1, 1) * index_select(mat2, 0, cols)
     return index_add(zeros(m, mat2.shape[1], dtype=terms.dtype), 0, rows, terms)
 
