@@ -57,6 +57,8 @@ def test_bad_arguments_raise_pytorchs_errors():
         lucid.sparse_coo_tensor([[-1]], [1.0], (2,), check_invariants=True)
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
         _sp() + lucid.ones(3, 3)
+    with pytest.raises(TypeError, match="mul: lucid.sparse supports"):
+        lucid.ones(3, 3) * _sp()
     with pytest.raises(RuntimeError, match="addmm: Argument #3 \\(dense\\): Expected dim 0 size 3, got 2"):
         lucid.sparse.mm(_sp(), lucid.ones(2, 2))
     with pytest.raises(RuntimeError, match="addmm: matrices expected, got 3D tensor"):
@@ -90,6 +92,8 @@ def test_against_torch():
                       (lucid.sparse.sum(s, 1).to_dense(), torch.sparse.sum(ts, 1).to_dense()),
                       (lucid.sparse.sum(s, -2).coalesce().values(), torch.sparse.sum(ts, -2).coalesce().values()),
                       (lucid.ones(3, 3) + s, torch.ones(3, 3) + ts),
+                      (lucid.ones(3, 3) - s, torch.ones(3, 3) - ts),
+                      (lucid.add(lucid.ones(3, 3), s), torch.add(torch.ones(3, 3), ts)),
                       ((s + s).to_dense(), (ts + ts).to_dense())]:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
     x = np.array([[0.0, 2, 0], [4, 0, 0]], np.float32)

@@ -255,8 +255,11 @@ class SparseTensor:
 
     def __lucid_binary__(self, name: str, other):
         """Called by a declared op whose other operand is ``other`` when MLX cannot read this one (``dense + s``):
-        the op's result, or None when sparse tensors do not support it."""
-        return _add_to_dense(other, self) if name == "add" else None
+        the op's result (a dense Tensor for ``add`` and ``sub``); PyTorch's TypeError for the other ops."""
+        if name in ("add", "sub"):
+            return _add_to_dense(other, self if name == "add" else -self)
+        raise TypeError(f"{name}: lucid.sparse supports a dense Tensor with a sparse one only in dense + sparse, "
+                        f"dense - sparse and the products (lucid.sparse.mm); convert it with to_dense()")
 
 
 def _add_to_dense(dense, sparse: SparseTensor) -> Tensor:
