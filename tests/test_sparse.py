@@ -31,6 +31,15 @@ def test_construction_and_description():
     assert tuple(inferred.shape) == (3, 3)
 
 
+def test_conversions_and_pickle():
+    import pickle
+    s = _sp()
+    assert s.double().dtype == lucid.float64 and s.to(lucid.float64).dtype == lucid.float64
+    back = pickle.loads(pickle.dumps(s.coalesce()))
+    assert back.is_coalesced() and back.to_dense().tolist() == s.to_dense().tolist()
+    assert pickle.loads(pickle.dumps(lucid.sparse_coo)) is lucid.sparse_coo
+
+
 def test_coalesce_sums_duplicates_and_sorts():
     c = _sp().coalesce()
     assert c.is_coalesced() and c._nnz() == 4
@@ -94,7 +103,8 @@ def test_against_torch():
                       (lucid.ones(3, 3) + s, torch.ones(3, 3) + ts),
                       (lucid.ones(3, 3) - s, torch.ones(3, 3) - ts),
                       (lucid.add(lucid.ones(3, 3), s), torch.add(torch.ones(3, 3), ts)),
-                      ((s + s).to_dense(), (ts + ts).to_dense())]:
+                      ((s + s).to_dense(), (ts + ts).to_dense()),
+                      (lucid.sparse.mm(s, s).to_dense(), torch.sparse.mm(ts, ts).to_dense())]:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
     x = np.array([[0.0, 2, 0], [4, 0, 0]], np.float32)
     for sd in ((), (1,)):

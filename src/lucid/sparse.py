@@ -210,8 +210,30 @@ class SparseTensor:
         idx = mx.stack(rows[::-1]) if rows else mx.zeros((0, uniq.shape[0]), mx.int64)
         return SparseTensor(_wrap(idx), vals, self._size, True)
 
+    def _with_values(self, values: Tensor) -> "SparseTensor":
+        return SparseTensor(self._idx, values, self._size, self._coalesced)
+
+    def to(self, *args, **kwargs) -> "SparseTensor":
+        """The values moved or cast as ``Tensor.to`` does (the indices stay int64)."""
+        return self._with_values(self._vals.to(*args, **kwargs))
+
+    def cpu(self) -> "SparseTensor":
+        return self._with_values(self._vals.cpu())
+
+    def float(self) -> "SparseTensor":
+        return self._with_values(self._vals.float())
+
+    def double(self) -> "SparseTensor":
+        return self._with_values(self._vals.double())
+
+    def clone(self) -> "SparseTensor":
+        return self._with_values(self._vals.clone())
+
+    def __getstate__(self) -> dict:  # the checked index arrays are remade after unpickling
+        return {**self.__dict__, "_rows": None}
+
     def detach(self) -> "SparseTensor":
-        return SparseTensor(self._idx, self._vals.detach(), self._size, self._coalesced)
+        return self._with_values(self._vals.detach())
 
     def requires_grad_(self, requires_grad: bool = True) -> "SparseTensor":
         self._vals.requires_grad_(requires_grad)
@@ -239,12 +261,12 @@ class SparseTensor:
         return _add_to_dense(other, self)
 
     def __neg__(self) -> "SparseTensor":
-        return SparseTensor(self._idx, -self._vals, self._size, self._coalesced)
+        return self._with_values(-self._vals)
 
     def __mul__(self, other) -> "SparseTensor":
         if isinstance(other, (SparseTensor, Tensor)) and not (isinstance(other, Tensor) and other.ndim == 0):
             raise NotImplementedError("lucid.sparse: only a sparse tensor times a scalar is supported")
-        return SparseTensor(self._idx, self._vals * other, self._size, self._coalesced)
+        return self._with_values(self._vals * other)
 
     __rmul__ = __mul__
 
@@ -369,14 +391,14 @@ def _matrix_check(name: str, t) -> None:
 def mm(mat1, mat2) -> Tensor:
     """``mat1 @ mat2`` for a sparse ``mat1`` (2 sparse dims) and a dense ``mat2``: each entry's value times its
     column's row of ``mat2``, summed into its row (a gather and a segment sum). Gradients reach ``mat2`` and the
-    values. Two dense operands give ``lucid.mm``."""
+    values. Two sparse operands give a sparse result (made through the dense product); two dense ones ``lucid.mm``."""
     if not isinstance(mat1, SparseTensor):
         if isinstance(mat2, SparseTensor):
             raise RuntimeError("lucid.sparse.mm: a dense first operand times a sparse one is not supported")
         from .ops.linalg import mm as dense_mm
         return dense_mm(mat1, mat2)
-    if isinstance(mat2, SparseTensor):
-        mat2 = mat2.to_dense()
+    if isinstance(mat2, SparseTensor):  # sparse x sparse is sparse, as in PyTorch
+        return mm(mat1, mat2.to_dense()).to_sparse()
     _matrix_check("addmm", mat1)
     _matrix_check("addmm", mat2)
     if mat1.sparse_dim() != 2:
