@@ -104,6 +104,10 @@ def test_against_torch():
                       (lucid.ones(3, 3) - s, torch.ones(3, 3) - ts),
                       (lucid.add(lucid.ones(3, 3), s), torch.add(torch.ones(3, 3), ts)),
                       ((s + s).to_dense(), (ts + ts).to_dense()),
+                      (lucid.tensor(d.T) @ s, torch.tensor(d.T) @ ts),
+                      (lucid.mm(lucid.tensor(d.T), s), torch.mm(torch.tensor(d.T), ts)),
+                      (lucid.matmul(lucid.tensor(d[:, 0]), s), torch.matmul(torch.tensor(d[:, 0]), ts)),
+                      (s.t().to_dense(), ts.t().to_dense()),
                       (lucid.sparse.mm(s, s).to_dense(), torch.sparse.mm(ts, ts).to_dense())]:
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6)
     x = np.array([[0.0, 2, 0], [4, 0, 0]], np.float32)
@@ -123,6 +127,7 @@ def test_gradcheck_spmm_wrt_dense_and_values():
     vals = lucid.tensor(rng.standard_normal(5), dtype=lucid.float64, requires_grad=True)
     dense = lucid.tensor(rng.standard_normal((3, 2)), dtype=lucid.float64, requires_grad=True)
     assert gradcheck(lambda v, d: lucid.sparse.mm(lucid.sparse_coo_tensor(idx, v, (3, 3)), d), (vals, dense))
+    assert gradcheck(lambda v, d: d.t() @ lucid.sparse_coo_tensor(idx, v, (3, 3)), (vals, dense))
     assert gradcheck(lambda v: lucid.sparse_coo_tensor(idx, v, (3, 3)).coalesce().to_dense(), (vals,))
     assert gradcheck(lambda v, d: d + lucid.sparse_coo_tensor(idx, v, (3, 3)), (vals, lucid.tensor(
         rng.standard_normal((3, 3)), dtype=lucid.float64, requires_grad=True)))

@@ -245,6 +245,20 @@ class SparseTensor:
             return mm(self, other.reshape(-1, 1)).reshape(-1)
         return mm(self, other)
 
+    def __rmatmul__(self, other) -> Tensor:
+        """``dense @ sparse``: ``(sparse.t() @ dense.t()).t()`` (a vector is a row)."""
+        if isinstance(other, Tensor) and other.ndim == 1:
+            return mm(self.t(), other.reshape(-1, 1)).reshape(-1)
+        _matrix_check("mm", other)
+        return mm(self.t(), other.t()).t()
+
+    def t(self) -> "SparseTensor":
+        """The transpose of a sparse matrix (its two index rows swapped; no longer sorted, so not coalesced)."""
+        if self.sparse_dim() != 2 or self.dense_dim():
+            raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but self is "
+                               f"{self.sparse_dim()} sparse and {self.dense_dim()} dense")
+        return SparseTensor(stack([self._idx[1], self._idx[0]]), self._vals, self._size[::-1], False)
+
     def mm(self, mat2) -> Tensor:
         return mm(self, mat2)
 
@@ -394,7 +408,7 @@ def mm(mat1, mat2) -> Tensor:
     values. Two sparse operands give a sparse result (made through the dense product); two dense ones ``lucid.mm``."""
     if not isinstance(mat1, SparseTensor):
         if isinstance(mat2, SparseTensor):
-            raise RuntimeError("lucid.sparse.mm: a dense first operand times a sparse one is not supported")
+            return mat2.__rmatmul__(mat1)
         from .ops.linalg import mm as dense_mm
         return dense_mm(mat1, mat2)
     if isinstance(mat2, SparseTensor):  # sparse x sparse is sparse, as in PyTorch
