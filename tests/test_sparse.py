@@ -66,6 +66,8 @@ def test_bad_arguments_raise_pytorchs_errors():
         lucid.sparse_coo_tensor([[-1]], [1.0], (2,), check_invariants=True)
     with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
         _sp() + lucid.ones(3, 3)
+    with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+        lucid.add(_sp(), lucid.ones(3, 3))
     with pytest.raises(TypeError, match="mul: lucid.sparse supports"):
         lucid.ones(3, 3) * _sp()
     with pytest.raises(RuntimeError, match="addmm: Argument #3 \\(dense\\): Expected dim 0 size 3, got 2"):

@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _threads
 from ._checks import checked_index, is_known, mark_known
-from ._creation import zeros
+from ._creation import tensor, zeros
 from ._tensor import Size, Tensor, _wrap
 from .ops.index import index_add, index_select
 from .ops.sets import unique
@@ -279,7 +279,7 @@ class SparseTensor:
 
     def __mul__(self, other) -> "SparseTensor":
         if isinstance(other, (SparseTensor, Tensor)) and not (isinstance(other, Tensor) and other.ndim == 0):
-            raise NotImplementedError("lucid.sparse: only a sparse tensor times a scalar is supported")
+            raise TypeError("lucid.sparse multiplies a sparse tensor only by a scalar (a number or a 0-d Tensor)")
         return self._with_values(self._vals * other)
 
     __rmul__ = __mul__
@@ -289,11 +289,14 @@ class SparseTensor:
             raise RuntimeError("sum of a sparse tensor does not support keepdim=True")
         return sum(self, dim, dtype=dtype)
 
-    def __lucid_binary__(self, name: str, other):
-        """Called by a declared op whose other operand is ``other`` when MLX cannot read this one (``dense + s``):
-        the op's result (a dense Tensor for ``add`` and ``sub``); PyTorch's TypeError for the other ops."""
-        if name in ("add", "sub"):
-            return _add_to_dense(other, self if name == "add" else -self)
+    def __lucid_binary__(self, name: str, a, b):
+        """Called by a declared binary op ``name`` on ``(a, b)`` when MLX cannot read this operand (``dense + s``):
+        the result of ``dense + sparse`` and ``dense - sparse`` (dense), ``add(sparse, x)`` as ``sparse + x``, and
+        a TypeError naming what is supported for the other ops."""
+        if name == "add" and a is self:
+            return self + b
+        if name in ("add", "sub") and b is self:
+            return _add_to_dense(a, self if name == "add" else -self)
         raise TypeError(f"{name}: lucid.sparse supports a dense Tensor with a sparse one only in dense + sparse, "
                         f"dense - sparse and the products (lucid.sparse.mm); convert it with to_dense()")
 
@@ -338,7 +341,6 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     """A sparse COO tensor with ``values[k]`` at ``indices[:, k]`` (indices: ``(sparse_dim, nnz)`` integers;
     values: ``(nnz, *dense_dims)``). Without ``size`` the sparse sizes are the largest indices plus one.
     ``requires_grad=True`` makes ``values`` (detached from its graph) a leaf that receives the gradient."""
-    from ._creation import tensor
     idx = indices if isinstance(indices, Tensor) else tensor(indices)
     vals = values if isinstance(values, Tensor) else tensor(values)
     if dtype is not None:
@@ -353,7 +355,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     dense = tuple(vals.shape[1:])
     if size is None:  # the smallest size holding every index
         host = _threads.to_numpy(idx._st.data, copy=None)
-        if nnz and host.min() < 0:
+        if host.size and host.min() < 0:
             d = int(host.min(axis=1).argmin())
             raise _index_error(d, 0)(int(host[d].min()))
         size = tuple(int(host[d].max()) + 1 if nnz else 0 for d in range(sparse_dim)) + dense

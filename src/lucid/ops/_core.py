@@ -342,10 +342,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
             # an operand MLX cannot read may answer the op itself (lucid.sparse: `dense + sparse`); checked only here
-            if n == 2 and hasattr(b, "__lucid_binary__"):
-                out = b.__lucid_binary__(name, a)
-                if out is not None:
-                    return out
+            if n == 2 and (hasattr(a, "__lucid_binary__") or hasattr(b, "__lucid_binary__")):
+                return (a if hasattr(a, "__lucid_binary__") else b).__lucid_binary__(name, a, b)
             d = _again_on_cpu(name, e, fwd, args, kwargs)
         except MemoryError as e:
             _out_of_memory(name, e)
