@@ -34,6 +34,8 @@ from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu
                               threshold_)
 from .ops.embedding_bag import embedding_bag_with_aux as embedding_bag  # noqa: F401,E402  (PyTorch's 4-tuple form)
 from . import fft, linalg, nn, special, utils  # noqa: E402
+from . import sparse  # noqa: E402  (sparse COO tensors; also sets Tensor.to_sparse, .layout, .is_sparse)
+from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402,F401
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001

@@ -104,6 +104,10 @@ def matmul(input, other) -> Tensor:
     is treated as a row (left) or column (right) and that dim is removed from the result."""
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("matmul", matmul, input, other)
+    if input.__class__ is not Tensor and getattr(input, "is_sparse", False):  # lucid.sparse's own products
+        return input.matmul(other)
+    if other.__class__ is not Tensor and getattr(other, "is_sparse", False):
+        return other.__rmatmul__(input)
     a, b = as_tensor(input), as_tensor(other)
     sa, sb = data(a).shape, data(b).shape
     da, db = len(sa), len(sb)
@@ -132,7 +136,11 @@ def matmul(input, other) -> Tensor:
 
 
 def mm(input, mat2) -> Tensor:
-    """Product of two 2-D matrices (no broadcasting)."""
+    """Product of two 2-D matrices (no broadcasting); a sparse ``input`` is ``lucid.sparse.mm``."""
+    if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
+        return input.mm(mat2)
+    if mat2.__class__ is not Tensor and getattr(mat2, "is_sparse", False):
+        return mat2.__rmatmul__(input)
     _check_mm(data(input).shape, data(mat2).shape)
     return _mm(input, mat2)
 
