@@ -57,13 +57,15 @@ def test_shrink_propagates_nan(fn, want):
 def test_cosine_similarity_matches_torch():
     torch = pytest.importorskip("torch")
     import torch.nn.functional as TF
+    lucid.manual_seed(0)
     v = lucid.arange(84).float().unsqueeze(0)
     a, b = lucid.randn(50, 7), lucid.randn(50, 7)
     for x, y in ((v, v), (a, b), (a, a), (lucid.ones(2, 3), lucid.ones(1, 1))):
         want = TF.cosine_similarity(torch.tensor(x.numpy()), torch.tensor(y.numpy())).numpy()
         got = F.cosine_similarity(x, y).numpy()
-        np.testing.assert_allclose(got, want, rtol=0, atol=2e-7)  # PyTorch's formula: x/|x| . y/|y|
-        assert got.max() <= max(want.max(), 1.0)  # above 1 (by an ulp) only where PyTorch is too
+        # PyTorch's formula, x/|x| . y/|y|: the two sums may round differently by 2 ulps near 1 (2.4e-7)
+        np.testing.assert_allclose(got, want, rtol=0, atol=3e-7)
+        assert got.max() <= max(want.max(), 1.0) + 2.4e-7  # above 1 only by rounding, as PyTorch's can be
 
 
 @pytest.mark.slow
