@@ -159,13 +159,23 @@ NOT_RUN = {
 }
 
 
+def _einsum_chain(n: int):
+    """A call of einsum with ``n`` operands: the chain product ab,bc,cd,... (or a transpose for one operand)."""
+    letters = "abcdefghij"[:n + 1]
+    eq = "ab->ba" if n == 1 else ",".join(letters[i:i + 2] for i in range(n)) + f"->{letters[0]}{letters[n]}"
+    return lambda T: lucid.einsum(eq, *[T(3 + i % 2, 3 + (i + 1) % 2) for i in range(n)])
+
+
 def _record(op, seed: int, mixed: bool = False):
     """Call ``op`` so that it records its node: (the output, the leaves), or None if no pattern fits (a pattern fits
     when the op records its node and a backward through it runs: pow's tensor-scalar form accepts a tensor exponent
     in its forward, not in its VJP)."""
     name = op.node_class.__name__
     T = Maker(seed)
-    for call in [] if mixed else ([CALLS[name]] if name in CALLS else []) + EXTRA:
+    calls = [CALLS[name]] if name in CALLS else []
+    if name == "EinsumBackward0":  # one einsum op per operand count, declared on first use (by any test)
+        calls = [_einsum_chain(len(op.node_class.vjps))]
+    for call in [] if mixed else calls + EXTRA:
         T.leaves.clear()
         out = call(T)
         if type(out.grad_fn) is op.node_class:
