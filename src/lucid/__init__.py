@@ -26,6 +26,7 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
 from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
@@ -63,7 +64,8 @@ def _accept_out() -> None:
                  "cat", "concat", "concatenate", "stack", "hstack", "vstack", "zeros", "ones", "full", "arange",
                  "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "fmod", "atan2", "clamp_min",
                  "clamp_max", "isclose", "logical_and", "logical_or", "logical_not", "logical_xor", "tril", "triu",
-                 "addmv", "baddbmm", "cross", "kron", "diag", "round", "xlogy"):
+                 "addmv", "baddbmm", "cross", "kron", "diag", "round", "xlogy", "absolute", "deg2rad", "rad2deg",
+                 "addcmul", "addcdiv", "heaviside", "sgn", "signbit"):
         if name in g:
             g[name] = accepts_out(g[name])
 

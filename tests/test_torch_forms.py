@@ -1,0 +1,91 @@
+"""PyTorch's top-level functional forms (ATen argument orders), numpy spellings and composite elementwise names,
+against torch."""
+import numpy as np
+import pytest
+
+import lucid
+from helpers import check_grads, leaf
+
+torch = pytest.importorskip("torch")
+
+
+def _t(x):
+    return torch.from_numpy(np.asarray(x.detach().numpy()))
+
+
+def _close(ours, theirs, **kw):
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), **kw)
+
+
+def test_aliases_are_the_functional_functions():
+    F = lucid.nn.functional
+    for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                 "layer_norm", "group_norm", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "pixel_shuffle",
+                 "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "adaptive_avg_pool1d"):
+        assert getattr(lucid, name) is getattr(F, name), name
+
+
+@pytest.mark.filterwarnings("error")
+def test_aten_orders_match_torch():
+    x = leaf(4, 3, 5, requires_grad=False)
+    w, b, rm, rv = leaf(3, seed=1), leaf(3, seed=2), leaf(3, seed=3, requires_grad=False).abs(), \
+        leaf(3, seed=4, requires_grad=False).abs() + 0.5
+    args = [(_t(a) if isinstance(a, lucid.Tensor) else a) for a in (x, w, b, rm, rv)]
+    _close(lucid.batch_norm(x, w, b, rm, rv, False, 0.1, 1e-5, True),
+           torch.batch_norm(*args, False, 0.1, 1e-5, True), rtol=1e-10)
+    _close(lucid.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, True),
+           torch.instance_norm(args[0], args[1], args[2], None, None, True, 0.1, 1e-5, True), rtol=1e-9, atol=1e-12)
+    table, idx = leaf(6, 3), lucid.tensor([[0, 2], [5, 2]])
+    _close(lucid.embedding(table, idx, 2), torch.embedding(_t(table), _t(idx), 2))
+    assert lucid.dropout(x, 0.5, False) is x or np.array_equal(lucid.dropout(x, 0.5, False).numpy(), x.numpy())
+    assert np.array_equal(lucid.dropout(x, 1.0, True).numpy(), np.zeros((4, 3, 5)))
+    logp, p = leaf(4, 3).log_softmax(1), leaf(4, 3, seed=5).softmax(1)
+    for red in (0, 1, 2):
+        _close(lucid.kl_div(logp, p, red), torch.kl_div(_t(logp), _t(p), red), rtol=1e-10)
+        _close(lucid.binary_cross_entropy_with_logits(x, x.sigmoid(), None, None, red),
+               torch.binary_cross_entropy_with_logits(_t(x), _t(x).sigmoid(), None, None, red), rtol=1e-10)
+    with pytest.raises(RuntimeError, match="not a valid value for reduction"):
+        lucid.kl_div(logp, p, 3)
+
+
+@pytest.mark.parametrize("name", ["absolute", "deg2rad", "rad2deg", "sgn", "signbit"])
+def test_unary_matches_torch(name):
+    for x in (lucid.tensor([-2.5, -0.0, 0.0, 1.5, float("inf")]), lucid.tensor([-3, 0, 4])):
+        ours, theirs = getattr(lucid, name)(x), getattr(torch, name)(_t(x))
+        assert str(ours.dtype).split(".")[-1] == str(theirs.dtype).split(".")[-1]
+        _close(ours, theirs, rtol=1e-6)
+    if name != "signbit":
+        y = lucid.tensor([-2.0, 3.0])
+        getattr(y, name + "_")()
+        _close(y, getattr(torch, name)(torch.tensor([-2.0, 3.0])))
+
+
+def test_sgn_of_complex_is_the_unit_phase():
+    z = lucid.tensor(np.array([3 + 4j, 0j, -2j], dtype=np.complex64))
+    _close(lucid.sgn(z), torch.sgn(torch.from_numpy(z.numpy())), rtol=1e-6)
+
+
+def test_addcmul_addcdiv_values_and_gradients():
+    a, b, c = leaf(3, 4), leaf(3, 4, seed=1), leaf(4, seed=2, low=1, high=2)
+    _close(lucid.addcmul(a, b, c, value=0.5), torch.addcmul(_t(a), _t(b), _t(c), value=0.5), rtol=1e-12)
+    _close(lucid.addcdiv(a, b, c, value=-2), torch.addcdiv(_t(a), _t(b), _t(c), value=-2), rtol=1e-12)
+    check_grads(lambda a, b, c: lucid.addcmul(a, b, c, value=0.5), a, b, c)
+    check_grads(lambda a, b, c: lucid.addcdiv(a, b, c, value=-2), a, b, c)
+    y = a.detach().clone()
+    y.addcmul_(b.detach(), c.detach(), value=2)
+    _close(y, torch.addcmul(_t(a), _t(b), _t(c), value=2), rtol=1e-12)
+    with pytest.raises(RuntimeError, match="Integer division with addcdiv"):
+        lucid.addcdiv(a, lucid.tensor([1, 2, 3, 4]), lucid.tensor([1, 2, 3, 4]))
+
+
+def test_heaviside_matches_torch():
+    x, v = lucid.tensor([-1.0, 0.0, 2.0]), lucid.tensor([0.5])
+    _close(lucid.heaviside(x, v), torch.heaviside(_t(x), _t(v)))
+    with pytest.raises(RuntimeError, match="different dtypes"):
+        lucid.heaviside(x, lucid.tensor([1]))
+
+
+def test_numpy_spelled_in_place_methods():
+    x = lucid.tensor([1.0, -2.0])
+    x.multiply_(3).subtract_(1).divide_(2).absolute_()
+    _close(x, torch.tensor([1.0, -2.0]).multiply(3).subtract(1).divide(2).absolute())
