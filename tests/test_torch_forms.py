@@ -89,3 +89,25 @@ def test_numpy_spelled_in_place_methods():
     x = lucid.tensor([1.0, -2.0])
     x.multiply_(3).subtract_(1).divide_(2).absolute_()
     _close(x, torch.tensor([1.0, -2.0]).multiply(3).subtract(1).divide(2).absolute())
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax", "softmin"])
+@pytest.mark.parametrize("shape", [(), (5,), (2, 5), (3, 4, 5), (2, 3, 4, 5)])
+def test_functional_softmax_without_dim_takes_pytorchs_implicit_dim_and_warns(name, shape):
+    x = leaf(*shape)
+    with pytest.warns(UserWarning, match=f"Implicit dimension choice for {name} has been deprecated") as rec:
+        ours = getattr(lucid.nn.functional, name)(x)
+    assert rec[0].filename == __file__  # the warning points at the caller
+    with pytest.warns(UserWarning):
+        theirs = getattr(torch.nn.functional, name)(_t(x))
+    _close(ours, theirs, rtol=1e-12)
+    module = {"softmax": lucid.nn.Softmax, "log_softmax": lucid.nn.LogSoftmax, "softmin": lucid.nn.Softmin}[name]
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        _close(module()(x), theirs, rtol=1e-12)
+
+
+def test_softmin_with_dim_and_dtype_matches_torch():
+    x = leaf(3, 4)
+    _close(lucid.nn.functional.softmin(x, 0), torch.nn.functional.softmin(_t(x), 0), rtol=1e-12)
+    assert lucid.nn.functional.softmin(x.float(), 1, dtype=lucid.float64).dtype == lucid.float64
+    check_grads(lambda x: lucid.nn.functional.softmin(x, 1), x)
