@@ -22,7 +22,22 @@ def test_aliases_are_the_functional_functions():
     for name in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
                  "layer_norm", "group_norm", "max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "pixel_shuffle",
                  "pixel_unshuffle", "cosine_similarity", "pairwise_distance", "adaptive_avg_pool1d"):
-        assert getattr(lucid, name) is getattr(F, name), name
+        ours = getattr(lucid, name)  # (wrapped to take numpy's axis= where it has a dim, as torch.X does)
+        assert getattr(ours, "__wrapped__", ours) is getattr(F, name), name
+
+
+def test_numpy_spellings_axis_and_keepdims():
+    x = leaf(3, 4, requires_grad=False)
+    tx = _t(x)
+    _close(lucid.cumprod(x, axis=0), torch.cumprod(tx, axis=0))
+    _close(lucid.sum(x, axis=1, keepdims=True), torch.sum(tx, axis=1, keepdims=True))
+    _close(x.mean(axis=0), tx.mean(axis=0))
+    _close(x.argmax(axis=1, keepdims=True), tx.argmax(axis=1, keepdims=True))
+    _close(lucid.cat([x, x], axis=1), torch.cat([tx, tx], axis=1))
+    _close(lucid.max(x, axis=0).values, torch.max(tx, axis=0).values)
+    _close(lucid.cosine_similarity(x, x, axis=0), torch.cosine_similarity(tx, tx, axis=0))
+    with pytest.raises(TypeError):  # nn.functional is a Python layer in PyTorch: dim only
+        lucid.nn.functional.softmax(x, axis=0)
 
 
 @pytest.mark.filterwarnings("error")
