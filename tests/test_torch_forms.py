@@ -126,3 +126,30 @@ def test_softmin_with_dim_and_dtype_matches_torch():
     _close(lucid.nn.functional.softmin(x, 0), torch.nn.functional.softmin(_t(x), 0), rtol=1e-12)
     assert lucid.nn.functional.softmin(x.float(), 1, dtype=lucid.float64).dtype == lucid.float64
     check_grads(lambda x: lucid.nn.functional.softmin(x, 1), x)
+
+
+@pytest.mark.parametrize("args", [(3, 4), (5,), (), ([1, 2],), ([[1, 2], [3, 4]],), ((2, 3),), ("size", 2, 1),
+                                  ("numpy",)])
+def test_legacy_tensor_constructor_is_pytorchs(args):
+    def build(lib):
+        if args and args[0] == "size":
+            return lib.Tensor(lib.Size(args[1:]))
+        if args == ("numpy",):
+            return lib.Tensor(np.array([1, 2, 3]))
+        return lib.Tensor(*args)
+    ours, theirs = build(lucid), build(torch)
+    assert tuple(ours.shape) == tuple(theirs.shape) and ours.dtype == lucid.float32
+    if theirs.numel() and not (args and isinstance(args[0], (int, str))):  # sized ones: uninitialised in PyTorch
+        _close(ours, theirs)
+    with pytest.raises(TypeError, match=r"new\(\): data must be a sequence \(got float\)"):
+        lucid.Tensor(2.5)
+    with pytest.raises(RuntimeError, match="negative dimension -1"):
+        lucid.Tensor(-1)
+
+
+def test_legacy_typed_constructors_and_new():
+    assert lucid.FloatTensor(2, 3).shape == (2, 3) and lucid.LongTensor(4).dtype == lucid.int64
+    x = lucid.ones(2, dtype=lucid.float64)
+    y = x.new(3, 2)
+    assert y.shape == (3, 2) and y.dtype == lucid.float64
+    assert x.new([1, 2]).dtype == lucid.float64
