@@ -28,6 +28,7 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
 from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403
 from .ops.sets import *  # noqa: F401,F403

@@ -185,9 +185,7 @@ class Tensor:
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, *args, dtype=None, requires_grad: bool = False, device=None):
-        """PyTorch's legacy constructor: ``Tensor(3, 4)`` or ``Tensor(Size)`` a zero-filled tensor of that shape,
-        ``Tensor(sequence or ndarray)`` a copy of the data, both in the default float dtype (``dtype=`` to choose);
-        ``Tensor(tensor or mlx array)`` takes the array as it is; ``Tensor()`` is empty."""
+        """PyTorch's legacy constructor: ``Tensor(3, 4)`` zeros, ``Tensor([1, 2])`` data (see ``_legacy_data``)."""
         arr = _to_array(*_legacy_data(args, dtype), device)
         src = _wrap(arr)
         self._st, self._rg, self._fn, self._nr = src._st, False, None, 0

@@ -55,7 +55,7 @@ def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool =
 
 
 def kl_div(input, target, reduction: int = 1, *, log_target: bool = False) -> Tensor:
-    """ATen's kl_div: ``reduction`` is 0 (none), 1 (mean) or 2 (sum); its mean, unlike nn.functional's, does not warn."""
+    """ATen's kl_div: ``reduction`` is 0 (none), 1 (mean) or 2 (sum); its mean does not warn (nn.functional's does)."""
     red = _reduction(reduction)
     loss = _loss.kl_div(input, target, reduction="none" if red == "mean" else red, log_target=log_target)
     return loss.mean() if red == "mean" else loss

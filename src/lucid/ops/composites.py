@@ -1,0 +1,216 @@
+"""PyTorch functions that are compositions of lucid's ops (their gradients come from the ops they are made of):
+``ravel``, ``positive``, ``column_stack``, ``diagflat``, ``inner``, ``vdot``, ``dist``, ``rot90``, ``tensor_split``
+and ``hsplit``/``vsplit``/``dsplit``, ``isposinf``/``isneginf``/``isreal``, ``nansum``/``nanmean``, ``aminmax``,
+``float_power``, ``ldexp``, and the predicates ``is_same_size``, ``is_signed``, ``is_nonzero``.
+"""
+from __future__ import annotations
+
+from collections import namedtuple
+
+import mlx.core as mx
+
+from .. import _creation
+from .._tensor import Tensor
+from . import elementwise as _ew
+from . import reduce as _red
+from . import shape as _sh
+from .fft import imag
+from .linalg import diag, tensordot
+
+__all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
+           "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
+           "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero"]
+
+aminmax_result = namedtuple("aminmax", ["min", "max"])
+
+
+def ravel(input) -> Tensor:
+    """The elements as a 1-D tensor (a view where the layout allows)."""
+    return _sh.reshape(input, (-1,))
+
+
+def positive(input) -> Tensor:
+    """``input`` itself (unary plus); bool tensors are refused, as in PyTorch."""
+    if input.dtype == mx.bool_:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def column_stack(tensors) -> Tensor:
+    """Stack along columns: 0-d and 1-d tensors become columns first."""
+    return _sh.hstack([_sh.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
+
+
+def diagflat(input, offset: int = 0) -> Tensor:
+    """A 2-D tensor with the flattened ``input`` on diagonal ``offset``."""
+    return diag(_sh.reshape(input, (-1,)), offset)
+
+
+def inner(input, other) -> Tensor:
+    """The dot product over the last dimension of both (a product when either is 0-d)."""
+    if input.ndim == 0 or other.ndim == 0:
+        return _ew.mul(input, other)
+    if input.shape[-1] != other.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"{list(input.shape)} and {list(other.shape)}")
+    return tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
+
+
+def vdot(input, other) -> Tensor:
+    """``sum(conj(input) * other)`` of two 1-D tensors."""
+    if input.ndim != 1 or other.ndim != 1:
+        raise RuntimeError(f"1D tensors expected, but got {input.ndim}D and {other.ndim}D tensors")
+    if input.shape[0] != other.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] "
+                           "to have the same number of elements, but got "
+                           f"{input.shape[0]} and {other.shape[0]} elements respectively")
+    return _red.sum(_ew.mul(_ew.conj(input) if input.is_complex() else input, other))
+
+
+def dist(input, other, p=2) -> Tensor:
+    """The p-norm of ``input - other``."""
+    return _red.norm(_ew.sub(input, other), p)
+
+
+def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
+    """Rotate by 90 degrees ``k`` times in the plane ``dims``, from the first towards the second axis."""
+    dims = list(dims)
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if input.ndim < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {input.ndim}")
+    d0, d1 = (d % input.ndim for d in dims)
+    if d0 == d1:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} and dim1 = {dims[1]}")
+    k %= 4
+    if k == 1:
+        return _sh.transpose(_sh.flip(input, [d1]), d0, d1)
+    if k == 2:
+        return _sh.flip(input, [d0, d1])
+    if k == 3:
+        return _sh.transpose(_sh.flip(input, [d0]), d0, d1)
+    return input.clone()
+
+
+def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
+    """Views of ``input`` split along ``dim``: into n near-equal parts (the first ``size % n`` one longer) for an
+    int, or at the given indices."""
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims")
+    d = dim % input.ndim
+    size = input.shape[d]
+    if isinstance(indices_or_sections, Tensor):
+        indices_or_sections = indices_or_sections.tolist()
+    if isinstance(indices_or_sections, int):
+        n = indices_or_sections
+        if n <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {n}")
+        bounds = [i * (size // n) + min(i, size % n) for i in range(n + 1)]
+    else:
+        bounds = [0] + [min(max(i if i >= 0 else i + size, 0), size) for i in indices_or_sections] + [size]
+    return tuple(_sh.narrow(input, d, lo, max(hi - lo, 0)) for lo, hi in zip(bounds, bounds[1:]))
+
+
+def _directional_split(name: str, input, sections, dim: int, min_dims: int):
+    if input.ndim < min_dims:
+        raise RuntimeError(f"torch.{name} requires a tensor with at least {min_dims} dimension, but got a tensor with "
+                           f"{input.ndim} dimensions!")
+    if isinstance(sections, int) and (sections == 0 or input.shape[dim] % sections):
+        raise RuntimeError(f"torch.{name} attempted to split along dimension {dim}, but the size of the dimension "
+                           f"{input.shape[dim]} is not divisible by the split_size {sections}!")
+    return tensor_split(input, sections, dim)
+
+
+def hsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along the columns (dimension 1, or 0 for a 1-D tensor), into equal parts for an int."""
+    return _directional_split("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
+
+
+def vsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along the rows (dimension 0) of a tensor of 2 or more dimensions."""
+    return _directional_split("vsplit", input, indices_or_sections, 0, 2)
+
+
+def dsplit(input, indices_or_sections) -> tuple:
+    """``tensor_split`` along the depth (dimension 2) of a tensor of 3 or more dimensions."""
+    return _directional_split("dsplit", input, indices_or_sections, 2, 3)
+
+
+def isposinf(input) -> Tensor:
+    """True where ``input`` is +inf."""
+    return _ew.logical_and(_ew.isinf(input), _ew.gt(input, 0))
+
+
+def isneginf(input) -> Tensor:
+    """True where ``input`` is -inf."""
+    return _ew.logical_and(_ew.isinf(input), _ew.lt(input, 0))
+
+
+def isreal(input) -> Tensor:
+    """True where the imaginary part is 0 (everywhere for a real tensor)."""
+    if not input.is_complex():
+        return _creation.ones_like(input, dtype=mx.bool_)
+    return _ew.eq(imag(input), 0)
+
+
+def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``sum`` treating NaN as 0."""
+    clean = _ew.where(_ew.isnan(input), 0, input) if input.is_floating_point() or input.is_complex() else input
+    return _red.sum(clean, dim, keepdim, dtype=dtype)
+
+
+def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
+    """``mean`` over the elements that are not NaN."""
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got "
+                           f"{_red._TORCH_NAMES.get(input.dtype, input.dtype)}")
+    count = _red.sum(_ew.logical_not(_ew.isnan(input)), dim, keepdim)
+    return _ew.div(nansum(input, dim, keepdim, dtype=dtype), count)
+
+
+def aminmax(input, *, dim=None, keepdim: bool = False):
+    """``(amin, amax)`` in one call, as a named tuple ``(min, max)``."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        every = tuple(range(input.ndim)) if input.ndim else None
+        return aminmax_result(_red.amin(input, every, keepdim), _red.amax(input, every, keepdim))
+    return aminmax_result(_red.amin(input, dim, keepdim), _red.amax(input, dim, keepdim))
+
+
+def float_power(input, exponent) -> Tensor:
+    """``input ** exponent`` computed in float64 (complex64 for complex operands: MLX has no complex128)."""
+    wide = mx.complex64 if any(isinstance(v, Tensor) and v.is_complex() or isinstance(v, complex)
+                               for v in (input, exponent)) else mx.float64
+    cast = [v.to(wide) if isinstance(v, Tensor) else v for v in (input, exponent)]
+    return _ew.pow(*cast)
+
+
+def ldexp(input, other) -> Tensor:
+    """``input * 2 ** other``."""
+    return _ew.mul(input, _ew.pow(2.0, other))
+
+
+def is_same_size(input, other) -> bool:
+    """Whether the two tensors have the same shape."""
+    return input.shape == other.shape
+
+
+def is_signed(input) -> bool:
+    """Whether the dtype is signed (False for bool and the unsigned integers)."""
+    return input.dtype.is_signed
+
+
+def is_nonzero(input) -> bool:
+    """The truth value of a one-element tensor (reads the value: a sync point)."""
+    if input.numel() == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if input.numel() > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(input.item())
+
+
+for _fn in (ravel, positive, diagflat, inner, vdot, dist, rot90, tensor_split, hsplit, vsplit, dsplit, isposinf,
+            isneginf, isreal, nansum, nanmean, aminmax, float_power, ldexp, is_same_size, is_signed, is_nonzero):
+    setattr(Tensor, _fn.__name__, _fn)

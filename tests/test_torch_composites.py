@@ -1,0 +1,96 @@
+"""The composite PyTorch functions (ops/composites.py) against torch, and their gradients."""
+import numpy as np
+import pytest
+
+import lucid
+from helpers import check_grads, leaf
+
+torch = pytest.importorskip("torch")
+
+
+def _t(x):
+    return torch.from_numpy(np.asarray(x.detach().numpy()))
+
+
+def _same(ours, theirs):
+    if isinstance(theirs, (tuple, list)):
+        assert len(ours) == len(theirs)
+        for o, t in zip(ours, theirs):
+            _same(o, t)
+        return
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_allclose(ours.detach().numpy(), theirs.detach().numpy(), rtol=1e-10, atol=1e-12)
+
+
+CASES = [
+    ("ravel", lambda m, x: m.ravel(x.transpose(0, 1))),
+    ("positive", lambda m, x: m.positive(x)),
+    ("column_stack", lambda m, x: m.column_stack([x[:, 0], x, x[:, 1:2]])),
+    ("diagflat", lambda m, x: m.diagflat(x[:2, :2], 1)),
+    ("inner", lambda m, x: m.inner(x, x[1:])),
+    ("vdot", lambda m, x: m.vdot(x[0], x[1])),
+    ("dist", lambda m, x: m.dist(x, x.flip(0), 3)),
+    ("rot90", lambda m, x: [m.rot90(x, k, [0, 1]) for k in (-1, 0, 1, 2, 3, 5)] + [m.rot90(x, 1, [1, 0])]),
+    ("tensor_split", lambda m, x: [m.tensor_split(x, 2, 1), m.tensor_split(x, [1, 3], 1), m.tensor_split(x, 3),
+                                   m.tensor_split(x, [2, 1, 5], 1), m.tensor_split(x, [-1], 0)]),
+    ("hsplit", lambda m, x: [m.hsplit(x, 2), m.hsplit(x, [1])]),
+    ("vsplit", lambda m, x: m.vsplit(x, 3)),
+    ("dsplit", lambda m, x: m.dsplit(x.reshape(3, 2, 2), [1])),
+    ("nansum", lambda m, x: [m.nansum(x), m.nansum(x, 1, keepdim=True)]),
+    ("nanmean", lambda m, x: [m.nanmean(x), m.nanmean(x, 0)]),
+    ("aminmax", lambda m, x: [tuple(m.aminmax(x)), tuple(m.aminmax(x, dim=1, keepdim=True)),
+                              tuple(m.aminmax(x, keepdim=True))]),
+    ("float_power", lambda m, x: m.float_power(x.abs(), 2.5)),
+    ("ldexp", lambda m, x: m.ldexp(x, m.tensor([1, -2, 3, 0]))),
+]
+
+
+@pytest.mark.parametrize("name, fn", CASES, ids=[c[0] for c in CASES])
+def test_values_match_torch(name, fn):
+    x = leaf(3, 4, requires_grad=False)
+    _same(fn(lucid, x), fn(torch, _t(x)))
+
+
+@pytest.mark.parametrize("name, fn", [c for c in CASES if c[0] not in ("aminmax", "ravel", "positive")],
+                         ids=[c[0] for c in CASES if c[0] not in ("aminmax", "ravel", "positive")])
+def test_gradients(name, fn):
+    def scalar(x):
+        out = fn(lucid, x)
+        flat = out if isinstance(out, lucid.Tensor) else [o for group in (out if isinstance(out, list) else [out])
+                                                           for o in (group if isinstance(group, tuple) else (group,))]
+        return out if isinstance(flat, lucid.Tensor) else lucid.stack([f.sum() for f in flat])
+    check_grads(scalar, leaf(3, 4, low=0.5, high=2.0), second=False)
+
+
+def test_nan_handling_and_predicates():
+    x = lucid.tensor([1.0, float("nan"), float("inf"), -float("inf"), 2.0])
+    tx = _t(x)
+    _same(lucid.nansum(x), torch.nansum(tx))
+    _same(lucid.nanmean(x[[0, 1, 4]]), torch.nanmean(tx[[0, 1, 4]]))
+    for name in ("isposinf", "isneginf", "isreal"):
+        assert np.array_equal(getattr(lucid, name)(x).numpy(), getattr(torch, name)(tx).numpy())
+    z = lucid.tensor(np.array([1 + 0j, 2j], dtype=np.complex64))
+    assert lucid.isreal(z).tolist() == torch.isreal(torch.from_numpy(z.numpy())).tolist()
+    assert lucid.is_same_size(x, x) and not lucid.is_same_size(x, x[:2])
+    assert lucid.is_signed(x) and not lucid.tensor([1], dtype=lucid.uint8).is_signed()
+    assert lucid.tensor([3.0]).is_nonzero() and not lucid.is_nonzero(lucid.tensor(0))
+    with pytest.raises(RuntimeError, match="more than one value is ambiguous"):
+        lucid.is_nonzero(x)
+    with pytest.raises(RuntimeError, match="no values is ambiguous"):
+        lucid.is_nonzero(x[:0])
+
+
+def test_errors_are_pytorchs():
+    x = lucid.ones(3, 4)
+    for ours, theirs in ((lambda m: m.vdot(m.ones(2, 2), m.ones(2)), RuntimeError),
+                         (lambda m: m.rot90(m.ones(3, 4), 1, [0, 0]), RuntimeError),
+                         (lambda m: m.hsplit(m.ones(3, 4), 3), RuntimeError),
+                         (lambda m: m.vsplit(m.ones(3), 1), RuntimeError),
+                         (lambda m: m.positive(m.ones(2, dtype=m.bool)), RuntimeError),
+                         (lambda m: m.nanmean(m.ones(2, dtype=m.int64)), RuntimeError)):
+        with pytest.raises(theirs) as want:
+            ours(torch)
+        with pytest.raises(theirs) as got:
+            ours(lucid)
+        assert str(got.value).split("!")[0] == str(want.value).split("!")[0]
+    assert x.ravel().shape == (12,)
