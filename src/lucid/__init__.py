@@ -9,7 +9,7 @@ from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, 
                         randn_like, randperm, seed, tensor, zeros, zeros_like)
 from ._creation import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,  # noqa: F401
                         scalar_tensor, tril_indices, triu_indices)
-from ._random import get_rng_state, set_rng_state
+from ._random import get_rng_state, initial_seed, set_rng_state
 from ._dtype import can_cast, finfo, get_default_dtype, iinfo, promote_types, set_default_dtype  # noqa: F401
 from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
                      get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
