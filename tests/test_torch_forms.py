@@ -153,3 +153,37 @@ def test_legacy_typed_constructors_and_new():
     y = x.new(3, 2)
     assert y.shape == (3, 2) and y.dtype == lucid.float64
     assert x.new([1, 2]).dtype == lucid.float64
+
+
+@pytest.mark.parametrize("name, args", [("lt_", (2.0,)), ("ge_", (2.0,)), ("eq_", (3.0,)), ("not_equal_", (1.0,)),
+                                        ("logical_and_", ("zeros",)), ("logical_not_", ()), ("tan_", ()), ("rsqrt_", ()),
+                                        ("log2_", ()), ("log10_", ()), ("true_divide_", (4.0,)), ("clip_", (1.5, 2.5)),
+                                        ("fix_", ()), ("ldexp_", (None,))])
+def test_in_place_methods_match_torch(name, args):
+    base = np.array([1.0, 2.5, 3.0])
+    ours, theirs = lucid.tensor(base), torch.tensor(base)
+    if args == (None,):
+        args_l, args_t = (lucid.tensor([1.0, 2.0, -1.0]),), (torch.tensor([1.0, 2.0, -1.0]),)
+    elif args == ("zeros",):
+        args_l, args_t = (lucid.tensor([0.0, 1.0, 0.0]),), (torch.tensor([0.0, 1.0, 0.0]),)
+    else:
+        args_l = args_t = args
+    assert getattr(ours, name)(*args_l) is ours
+    getattr(theirs, name)(*args_t)
+    assert ours.dtype == lucid.float64
+    _close(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, args", [("relu_", ()), ("zero_", ()), ("clamp_", (0.0, 1.0)), ("fill_", (2.0,)),
+                                        ("sigmoid_", ()), ("exp2_", ()), ("xlogy_", ("twos",)), ("nan_to_num_", ())])
+def test_top_level_in_place_functions_match_torch(name, args):
+    base = np.array([-1.5, 0.25, 3.0])
+    ours, theirs = lucid.tensor(base), torch.tensor(base)
+    if args == ("twos",):
+        args = (lucid.full((3,), 2.0, dtype=lucid.float64), torch.full((3,), 2.0, dtype=torch.float64))
+        assert getattr(lucid, name)(ours, args[0]) is ours
+        getattr(torch, name)(theirs, args[1])
+    else:
+        assert getattr(lucid, name)(ours, *args) is ours
+        getattr(torch, name)(theirs, *args)
+    _close(ours, theirs, rtol=1e-12)

@@ -37,6 +37,7 @@ from .ops.special_fns import *  # noqa: F401,F403  (lgamma, digamma, polygamma, 
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
 from .ops.embedding_bag import embedding_bag_with_aux as embedding_bag  # noqa: F401,E402  (PyTorch's 4-tuple form)
+from .ops.inplace_forms import *  # noqa: F401,F403,E402  (last of the ops: torch.relu_(x), torch.zero_(x), ...)
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402

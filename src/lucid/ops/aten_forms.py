@@ -12,6 +12,7 @@ import inspect
 import math
 
 from .._tensor import Tensor
+from . import composites as _composites
 from . import elementwise as _ew
 from . import loss as _loss
 from . import nn_basic as _nn
@@ -152,10 +153,20 @@ for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn, signbit):
     setattr(Tensor, _fn.__name__, _fn)
 for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn):
     setattr(Tensor, _fn.__name__ + "_", _inplace(_fn))
+# the in-place forms PyTorch has and lucid's ops do not declare: the out-of-place result written back (cast to the
+# tensor's dtype, as PyTorch's in-place comparisons give 1.0/0.0 in a float tensor)
+for _name in ("tan", "rsqrt", "log2", "log10", "lt", "le", "gt", "ge", "eq", "ne", "greater", "greater_equal", "less",
+              "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "bitwise_not", "true_divide"):
+    setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
+Tensor.ldexp_ = _inplace(_composites.ldexp)
+Tensor.clip, Tensor.clip_, Tensor.fix, Tensor.fix_ = Tensor.clamp, Tensor.clamp_, Tensor.trunc, Tensor.trunc_
 Tensor.absolute_ = Tensor.abs_
 Tensor.multiply_ = Tensor.mul_
 Tensor.divide_ = Tensor.div_
 Tensor.subtract_ = Tensor.sub_
+
+
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "layer_norm",
            "group_norm", "batch_norm", "instance_norm", "dropout", "embedding", "max_pool1d", "max_pool2d",
