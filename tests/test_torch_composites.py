@@ -94,3 +94,23 @@ def test_errors_are_pytorchs():
             ours(lucid)
         assert str(got.value).split("!")[0] == str(want.value).split("!")[0]
     assert x.ravel().shape == (12,)
+
+
+def test_views_and_predicates_match_torch():
+    x = leaf(2, 3, requires_grad=False)
+    tx = _t(x)
+    _same(x.H, tx.H)
+    _same(x.mH, tx.mH)
+    _same(lucid.adjoint(leaf(2, 3, 4, requires_grad=False)), torch.adjoint(_t(leaf(2, 3, 4, requires_grad=False))))
+    _same(x.sum_to_size(1, 3), tx.sum_to_size(1, 3))
+    _same(x.sum_to_size((3,)), tx.sum_to_size((3,)))
+    _same(lucid.fill(x, 2.5), torch.fill(tx, 2.5))
+    assert x.is_cpu and x.get_device() == tx.get_device() == -1
+    assert not lucid.is_conj(x) and not x.is_neg() and lucid.resolve_neg(x) is x and lucid.resolve_conj(x) is x
+    assert x.cfloat().dtype == lucid.complex64 and not lucid.detach(x).requires_grad
+    with pytest.raises(RuntimeError) as want:
+        tx.sum_to_size(2)
+    with pytest.raises(RuntimeError, match=str(want.value).replace("[", r"\[").replace("]", r"\]").replace(".", r"\.")
+                       .replace("{", r"\{").replace("}", r"\}")):
+        x.sum_to_size(2)
+    check_grads(lambda t: t.sum_to_size(1, 3), leaf(2, 3))

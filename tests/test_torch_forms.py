@@ -187,3 +187,20 @@ def test_top_level_in_place_functions_match_torch(name, args):
         assert getattr(lucid, name)(ours, *args) is ours
         getattr(torch, name)(theirs, *args)
     _close(ours, theirs, rtol=1e-12)
+
+
+@pytest.mark.parametrize("red", [0, 1, 2])
+def test_aten_losses_take_an_integer_reduction(red):
+    a, b, y = leaf(4, 3, requires_grad=False), leaf(4, 3, seed=1, requires_grad=False), lucid.tensor([1, -1, 1, -1])
+    ta, tb, ty = _t(a), _t(b), _t(y)
+    _close(lucid.cosine_embedding_loss(a, b, y, 0.1, red), torch.cosine_embedding_loss(ta, tb, ty, 0.1, red),
+           rtol=1e-10)
+    _close(lucid.hinge_embedding_loss(a[:, 0], y.double(), 0.5, red),
+           torch.hinge_embedding_loss(ta[:, 0], ty.double(), 0.5, red), rtol=1e-10)
+    _close(lucid.margin_ranking_loss(a[:, 0], b[:, 0], y.double(), 0.2, red),
+           torch.margin_ranking_loss(ta[:, 0], tb[:, 0], ty.double(), 0.2, red), rtol=1e-10)
+    _close(lucid.poisson_nll_loss(a, b.abs(), True, True, 1e-8, red),
+           torch.poisson_nll_loss(ta, tb.abs(), True, True, 1e-8, red), rtol=1e-10)
+    _close(lucid.triplet_margin_loss(a, b, a.flip(0), 1.0, 2, 1e-6, True, red),
+           torch.triplet_margin_loss(ta, tb, ta.flip(0), 1.0, 2, 1e-6, True, red), rtol=1e-10)
+    assert np.array_equal(lucid.alpha_dropout(a, 0.5, False).numpy(), a.numpy())

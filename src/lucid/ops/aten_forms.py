@@ -18,8 +18,8 @@ from . import loss as _loss
 from . import nn_basic as _nn
 from . import norm as _norm
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
-from .nn_basic import cosine_similarity, pairwise_distance  # noqa: F401
-from .norm import group_norm, layer_norm  # noqa: F401
+from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
+from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
 from .pool import (adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, max_pool3d,  # noqa: F401
                    pixel_shuffle, pixel_unshuffle)
 
@@ -66,6 +66,38 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     """ATen's binary_cross_entropy_with_logits: ``reduction`` is 0 (none), 1 (mean) or 2 (sum)."""
     return _loss.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
                                                   pos_weight=pos_weight)
+
+
+def alpha_dropout(input, p: float, train: bool) -> Tensor:
+    """ATen's alpha_dropout: ``nn.functional.alpha_dropout(input, p, training=train)``."""
+    return _nn.alpha_dropout(input, p, train)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1) -> Tensor:
+    """ATen's cosine_embedding_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: int = 1) -> Tensor:
+    """ATen's hinge_embedding_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1) -> Tensor:
+    """ATen's margin_ranking_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction: int) -> Tensor:
+    """ATen's poisson_nll_loss: every argument required, ``reduction`` 0 none, 1 mean, 2 sum."""
+    return _loss.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction: int = 1) -> Tensor:
+    """ATen's triplet_margin_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                     reduction=_reduction(reduction))
 
 
 # ---------------------------------------------------------------------------------------------- elementwise
@@ -161,6 +193,7 @@ for _name in ("tan", "rsqrt", "log2", "log10", "lt", "le", "gt", "ge", "eq", "ne
     setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
 Tensor.ldexp_ = _inplace(_composites.ldexp)
 Tensor.clip, Tensor.clip_, Tensor.fix, Tensor.fix_ = Tensor.clamp, Tensor.clamp_, Tensor.trunc, Tensor.trunc_
+Tensor.negative_ = Tensor.neg_
 Tensor.absolute_ = Tensor.abs_
 Tensor.multiply_ = Tensor.mul_
 Tensor.divide_ = Tensor.div_
@@ -171,5 +204,7 @@ Tensor.subtract_ = Tensor.sub_
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "layer_norm",
            "group_norm", "batch_norm", "instance_norm", "dropout", "embedding", "max_pool1d", "max_pool2d",
            "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
-           "pairwise_distance", "kl_div", "binary_cross_entropy_with_logits", "absolute", "deg2rad", "rad2deg",
+           "pairwise_distance", "kl_div", "binary_cross_entropy_with_logits", "bilinear", "rms_norm", "alpha_dropout",
+           "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
+           "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
            "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]

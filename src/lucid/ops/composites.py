@@ -19,7 +19,8 @@ from .linalg import diag, tensordot
 
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
            "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
-           "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero"]
+           "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero", "detach", "fill", "adjoint", "is_conj",
+           "is_neg", "resolve_conj", "resolve_neg", "get_device"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 
@@ -211,6 +212,74 @@ def is_nonzero(input) -> bool:
     return bool(input.item())
 
 
+def detach(input) -> Tensor:
+    """``input.detach()``."""
+    return input.detach()
+
+
+def fill(input, value) -> Tensor:
+    """A new tensor like ``input`` filled with ``value`` (the out-of-place ``fill_``)."""
+    return _creation.full_like(input, value.item() if isinstance(value, Tensor) else value)
+
+
+def adjoint(input) -> Tensor:
+    """The conjugate transpose of the last two dimensions."""
+    if input.ndim < 2:
+        raise RuntimeError("tensor.adjoint() is only supported on matrices or batches of matrices. Got 1-D tensor."
+                           if input.ndim == 1 else
+                           "tensor.adjoint() is only supported on matrices or batches of matrices. Got 0-D tensor.")
+    t = _sh.transpose(input, -2, -1)
+    return _ew.conj(t) if input.is_complex() else t
+
+
+def is_conj(input) -> bool:
+    """False: lucid's conj is computed, never a lazy conjugate bit."""
+    return False
+
+
+def is_neg(input) -> bool:
+    """False: lucid has no lazy negation bit."""
+    return False
+
+
+def resolve_conj(input) -> Tensor:
+    """``input``: there is no lazy conjugate bit to materialise."""
+    return input
+
+
+def resolve_neg(input) -> Tensor:
+    """``input``: there is no lazy negation bit to materialise."""
+    return input
+
+
+def get_device(input) -> int:
+    """-1 for a CPU tensor, else the device's index (PyTorch's convention)."""
+    d = input.device
+    return -1 if d.type == "cpu" else d.index
+
+
+def _sum_to_size(self, *size) -> Tensor:
+    """Sum ``self`` down to ``size``, a shape ``self`` broadcasts from (the reverse of ``expand``)."""
+    size = tuple(size[0]) if len(size) == 1 and not isinstance(size[0], int) else size
+    lead = self.ndim - len(size)
+    if lead < 0 or any(s not in (1, n) for s, n in zip(size, self.shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(self.shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size) if s == 1 and self.shape[lead + i] != 1)
+    return _sh.reshape(_red.sum(self, dims), size) if dims else self
+
+
 for _fn in (ravel, positive, diagflat, inner, vdot, dist, rot90, tensor_split, hsplit, vsplit, dsplit, isposinf,
-            isneginf, isreal, nansum, nanmean, aminmax, float_power, ldexp, is_same_size, is_signed, is_nonzero):
+            isneginf, isreal, nansum, nanmean, aminmax, float_power, ldexp, is_same_size, is_signed, is_nonzero,
+            adjoint, is_conj, is_neg, resolve_neg, get_device):
     setattr(Tensor, _fn.__name__, _fn)
+Tensor.sum_to_size = _sum_to_size
+Tensor.cfloat = lambda self: self.to(mx.complex64)
+Tensor.cfloat.__doc__ = "``self.to(complex64)``."
+Tensor.H = property(lambda self: adjoint(self) if self.ndim == 2 else _matrix_only("H", self),
+                    doc="The conjugate transpose of a matrix.")
+Tensor.mH = property(adjoint, doc="The conjugate transpose of the last two dimensions.")
+Tensor.is_cpu = property(lambda self: self.device.type == "cpu", doc="Whether the tensor is on the CPU.")
+
+
+def _matrix_only(name: str, input) -> Tensor:
+    raise RuntimeError(f"tensor.{name} is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor.")

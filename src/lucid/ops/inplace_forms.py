@@ -12,7 +12,7 @@ _TOP_LEVEL_INPLACE = (
     "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "i0_", "index_put_",
     "ldexp_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_", "rad2deg_", "reciprocal_",
     "relu_", "resize_as_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_", "sqrt_", "square_", "tan_",
-    "tanh_", "trunc_", "xlogy_", "zero_")
+    "tanh_", "trunc_", "xlogy_", "zero_", "negative_")
 
 
 def _top_level(name: str):
