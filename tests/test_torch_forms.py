@@ -204,3 +204,23 @@ def test_aten_losses_take_an_integer_reduction(red):
     _close(lucid.triplet_margin_loss(a, b, a.flip(0), 1.0, 2, 1e-6, True, red),
            torch.triplet_margin_loss(ta, tb, ta.flip(0), 1.0, 2, 1e-6, True, red), rtol=1e-10)
     assert np.array_equal(lucid.alpha_dropout(a, 0.5, False).numpy(), a.numpy())
+
+
+def test_channel_shuffle_and_distance_layers_match_torch():
+    x = leaf(2, 6, 3, requires_grad=False)
+    tx = _t(x)
+    _close(lucid.nn.functional.channel_shuffle(x, 3), torch.nn.functional.channel_shuffle(tx, 3))
+    _close(lucid.channel_shuffle(x, 2), torch.channel_shuffle(tx, 2))
+    _close(lucid.nn.ChannelShuffle(3)(x), torch.nn.ChannelShuffle(3)(tx))
+    assert repr(lucid.nn.ChannelShuffle(3)) == repr(torch.nn.ChannelShuffle(3))
+    for bad in ((x[0, 0], 2), (x, 0), (x, 4)):
+        with pytest.raises(RuntimeError) as want:
+            torch.nn.functional.channel_shuffle(_t(bad[0]), bad[1])
+        with pytest.raises(RuntimeError) as got:
+            lucid.nn.functional.channel_shuffle(*bad)
+        assert str(got.value) == str(want.value)
+    check_grads(lambda t: lucid.nn.functional.channel_shuffle(t, 2), leaf(1, 4, 2))
+    a, b = leaf(4, 5, requires_grad=False), leaf(4, 5, seed=1, requires_grad=False)
+    _close(lucid.nn.CosineSimilarity(0)(a, b), torch.nn.CosineSimilarity(0)(_t(a), _t(b)), rtol=1e-10)
+    _close(lucid.nn.PairwiseDistance(1.0, keepdim=True)(a, b),
+           torch.nn.PairwiseDistance(1.0, keepdim=True)(_t(a), _t(b)), rtol=1e-10)

@@ -20,7 +20,7 @@ from . import norm as _norm
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
 from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
-from .pool import (adaptive_avg_pool1d, avg_pool1d, max_pool1d, max_pool2d, max_pool3d,  # noqa: F401
+from .pool import (adaptive_avg_pool1d, avg_pool1d, channel_shuffle, max_pool1d, max_pool2d, max_pool3d,  # noqa: F401
                    pixel_shuffle, pixel_unshuffle)
 
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
@@ -205,6 +205,7 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "group_norm", "batch_norm", "instance_norm", "dropout", "embedding", "max_pool1d", "max_pool2d",
            "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
            "pairwise_distance", "kl_div", "binary_cross_entropy_with_logits", "bilinear", "rms_norm", "alpha_dropout",
+           "channel_shuffle",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
            "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]
