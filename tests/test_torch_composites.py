@@ -114,3 +114,31 @@ def test_views_and_predicates_match_torch():
                        .replace("{", r"\{").replace("}", r"\}")):
         x.sum_to_size(2)
     check_grads(lambda t: t.sum_to_size(1, 3), leaf(2, 3))
+
+
+def test_pdist_trapezoid_isin_vander_match_torch():
+    x = leaf(5, 3, requires_grad=False)
+    tx = _t(x)
+    for p in (1, 2, 3.5):
+        _same(lucid.pdist(x, p), torch.pdist(tx, p))
+        _same(lucid.nn.functional.pdist(x, p), torch.nn.functional.pdist(tx, p))
+    pts = lucid.tensor([0.0, 0.5, 2.0, 2.5, 4.0], dtype=lucid.float64)
+    for dim in (0, 1, -1):
+        _same(lucid.trapezoid(x, dim=dim), torch.trapezoid(tx, dim=dim))
+        _same(lucid.trapezoid(x, dx=0.3, dim=dim), torch.trapezoid(tx, dx=0.3, dim=dim))
+        _same(lucid.cumulative_trapezoid(x, dim=dim), torch.cumulative_trapezoid(tx, dim=dim))
+    _same(lucid.trapezoid(x, pts, dim=0), torch.trapezoid(tx, _t(pts), dim=0))
+    _same(lucid.cumulative_trapezoid(x, pts, dim=0), torch.cumulative_trapezoid(tx, _t(pts), dim=0))
+    a, b = lucid.tensor([[1, 2], [3, 4]]), lucid.tensor([2, 3, 7])
+    for invert in (False, True):
+        assert lucid.isin(a, b, invert=invert).tolist() == torch.isin(_t(a), _t(b), invert=invert).tolist()
+    assert lucid.isin(a, 4).tolist() == torch.isin(_t(a), 4).tolist()
+    v = lucid.tensor([1.5, -2.0, 3.0], dtype=lucid.float64)
+    for n, inc in ((None, False), (2, True), (4, False), (0, False)):
+        _same(lucid.vander(v, n, inc), torch.vander(_t(v), n, inc))
+    assert lucid.vander(lucid.tensor([1, 2])).tolist() == torch.vander(torch.tensor([1, 2])).tolist()
+    check_grads(lambda t: lucid.pdist(t), leaf(4, 3))
+    check_grads(lambda t: lucid.cumulative_trapezoid(t, dim=0), leaf(4, 3))
+    check_grads(lambda t: lucid.vander(t, 3), leaf(3))
+    with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
+        lucid.pdist(v)

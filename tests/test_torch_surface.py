@@ -88,9 +88,9 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 84.7,
+    '': 85.6,
     'nn': 83.1,
-    'nn.functional': 81.7,
+    'nn.functional': 82.5,
     'nn.init': 100.0,
     'optim': 66.6,
     'optim.lr_scheduler': 100.0,
@@ -105,7 +105,7 @@ FLOOR = {
     'amp': 60.0,
     'testing': 50.0,
     'Tensor': 87.9,
-    'overall': 85.6,
+    'overall': 86.0,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
@@ -114,15 +114,15 @@ TODO = {
         AcceleratorError FatalError GradScaler JITException OutOfMemoryError adaptive_max_pool1d addbmm
         alpha_dropout_ angle as_strided as_strided_ as_strided_scatter asarray binomial bit
         bitwise_left_shift bitwise_right_shift chain_matmul cholesky_inverse combinations cond conj_physical
-        conj_physical_ ctc_loss cumulative_trapezoid default_generator dropout_ empty_strided
-        feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_ frexp frombuffer gcd
-        gcd_ geqrf get_autocast_cpu_dtype gradient gru gru_cell histogram histogramdd index_reduce
-        is_autocast_cache_enabled is_autocast_cpu_enabled isin istft lcm lcm_ logcumsumexp lstm lstm_cell
+        conj_physical_ ctc_loss default_generator dropout_ empty_strided feature_alpha_dropout
+        feature_alpha_dropout_ feature_dropout feature_dropout_ frexp frombuffer gcd gcd_ geqrf
+        get_autocast_cpu_dtype gradient gru gru_cell histogram histogramdd index_reduce
+        is_autocast_cache_enabled is_autocast_cpu_enabled istft lcm lcm_ logcumsumexp lstm lstm_cell
         lu_solve lu_unpack masked_scatter matrix_exp max_pool1d_with_indices mode nanquantile nextafter
-        orgqr ormqr pdist poisson polar put quantile range renorm rnn_relu rnn_relu_cell rnn_tanh
-        rnn_tanh_cell scatter_reduce select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype
+        orgqr ormqr poisson polar put quantile range renorm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
+        scatter_reduce select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype
         set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled slice_scatter sparse_coo_tensor
-        spmm stft trapezoid triangular_solve unravel_index vander vmap
+        spmm stft triangular_solve unravel_index vmap
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -138,7 +138,7 @@ TODO = {
         fractional_max_pool3d fractional_max_pool3d_with_indices gumbel_softmax linear_cross_entropy
         lp_pool1d lp_pool2d lp_pool3d max_pool1d_with_indices max_pool2d_with_indices
         max_pool3d_with_indices max_unpool1d max_unpool2d max_unpool3d multi_margin_loss
-        multilabel_margin_loss pdist triplet_margin_with_distance_loss
+        multilabel_margin_loss triplet_margin_with_distance_loss
     """.split(),
     'optim': """
         ASGD Adafactor Muon Rprop SparseAdam swap_in_optimizer_params_and_state

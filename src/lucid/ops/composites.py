@@ -13,6 +13,7 @@ from .. import _creation
 from .._tensor import Tensor
 from . import elementwise as _ew
 from . import reduce as _red
+from . import scan as _scan
 from . import shape as _sh
 from .fft import imag
 from .linalg import diag, tensordot
@@ -20,7 +21,8 @@ from .linalg import diag, tensordot
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
            "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
            "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero", "detach", "fill", "adjoint", "is_conj",
-           "is_neg", "resolve_conj", "resolve_neg", "get_device"]
+           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "isin",
+           "vander"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 
@@ -210,6 +212,63 @@ def is_nonzero(input) -> bool:
     if input.numel() > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
     return bool(input.item())
+
+
+def pdist(input, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of an (N, M) tensor, for the pairs i < j in row-major order."""
+    if input.ndim != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    i, j = _creation.triu_indices(input.shape[0], input.shape[0], 1)
+    return _red.norm(_ew.sub(input[i], input[j]), p, dim=1)
+
+
+def _trapezoid_steps(y, x, dx, dim: int, name: str):
+    """The (areas of the) trapezoids between neighbours of ``y`` along ``dim``."""
+    d = dim % y.ndim if y.ndim else 0
+    n = y.shape[d]
+    pairs = _ew.add(_sh.narrow(y, d, 1, max(n - 1, 0)), _sh.narrow(y, d, 0, max(n - 1, 0)))
+    if x is None:
+        return _ew.mul(pairs, (1.0 if dx is None else dx) / 2)
+    if x.ndim == 1:
+        if x.shape[0] != n:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        steps = _ew.sub(x[1:], x[:-1]).reshape(*[n - 1 if k == d else 1 for k in range(y.ndim)])
+    else:
+        steps = _ew.sub(_sh.narrow(x, d, 1, max(n - 1, 0)), _sh.narrow(x, d, 0, max(n - 1, 0)))
+    return _ew.div(_ew.mul(pairs, steps), 2)
+
+
+def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The trapezoidal rule along ``dim``: at sample points ``x``, or with spacing ``dx`` (1 by default)."""
+    return _red.sum(_trapezoid_steps(y, x, dx, dim, "trapezoid"), dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
+    """The running trapezoidal rule along ``dim`` (one element fewer than ``y`` there)."""
+    return _scan.cumsum(_trapezoid_steps(y, x, dx, dim, "cumulative_trapezoid"), dim)
+
+
+def isin(elements, test_elements, *, assume_unique: bool = False, invert: bool = False) -> Tensor:
+    """True where an element of ``elements`` is among ``test_elements`` (either may be a scalar)."""
+    elements = elements if isinstance(elements, Tensor) else _creation.tensor(elements)
+    tests = test_elements if isinstance(test_elements, Tensor) else _creation.tensor(test_elements)
+    found = _red.amax(_ew.eq(elements.reshape(*elements.shape, 1), tests.reshape(-1)), -1) if tests.numel() else \
+        _creation.zeros_like(elements, dtype=mx.bool_)
+    return _ew.logical_not(found) if invert else found
+
+
+def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
+    """The Vandermonde matrix of a 1-D ``x``: columns ``x ** (N - 1), ..., x, 1`` (reversed when ``increasing``)."""
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    powers = _creation.arange(n) if increasing else _creation.arange(n - 1, -1, -1)
+    base = x if x.is_floating_point() or x.is_complex() else x.to(mx.int64)
+    return _ew.pow(base.reshape(-1, 1), powers.to(base.dtype))
 
 
 def detach(input) -> Tensor:
