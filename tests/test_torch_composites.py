@@ -142,3 +142,18 @@ def test_pdist_trapezoid_isin_vander_match_torch():
     check_grads(lambda t: lucid.vander(t, 3), leaf(3))
     with pytest.raises(RuntimeError, match="pdist only supports 2D tensors, got: 1D"):
         lucid.pdist(v)
+
+
+def test_stack_dataset_and_trapz_match_torch():
+    from torch.utils.data import StackDataset as TorchStack
+    ours, theirs = lucid.utils.data.StackDataset(x=[1, 2], y=[3, 4]), TorchStack(x=[1, 2], y=[3, 4])
+    assert ours[1] == theirs[1] and len(ours) == len(theirs)
+    assert lucid.utils.data.StackDataset([1, 2], "ab")[0] == TorchStack([1, 2], "ab")[0]
+    for args, kwargs in ((([1, 2], [3]), {}), (([1],), {"b": [2]}), ((), {})):
+        with pytest.raises(ValueError) as want:
+            TorchStack(*args, **kwargs)
+        with pytest.raises(ValueError) as got:
+            lucid.utils.data.StackDataset(*args, **kwargs)
+        assert str(got.value) == str(want.value)
+    y = leaf(4, requires_grad=False)
+    _same(lucid.trapz(y), torch.trapz(_t(y)))

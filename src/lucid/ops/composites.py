@@ -21,7 +21,7 @@ from .linalg import diag, tensordot
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
            "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
            "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero", "detach", "fill", "adjoint", "is_conj",
-           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "isin",
+           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "trapz", "isin",
            "vander"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
@@ -243,6 +243,9 @@ def _trapezoid_steps(y, x, dx, dim: int, name: str):
 def trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
     """The trapezoidal rule along ``dim``: at sample points ``x``, or with spacing ``dx`` (1 by default)."""
     return _red.sum(_trapezoid_steps(y, x, dx, dim, "trapezoid"), dim)
+
+
+trapz = trapezoid  # PyTorch's older name
 
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim: int = -1) -> Tensor:
