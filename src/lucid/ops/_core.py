@@ -473,6 +473,8 @@ _NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
 def accepts_numpy_names(fn):
     """``fn`` also taking numpy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``, as PyTorch's functions
     and Tensor methods do (``torch.cumprod(x, axis=0)``); ``fn`` itself when it has neither parameter."""
+    if getattr(fn, "_with_numpy_names", None) is not None:  # one wrapper per function: lucid.X is lucid.special.X
+        return fn._with_numpy_names
     try:
         names = inspect.signature(fn).parameters
     except (TypeError, ValueError):
@@ -486,6 +488,8 @@ def accepts_numpy_names(fn):
             kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
         return fn(*args, **kwargs)
 
+    with_numpy_names._with_numpy_names = with_numpy_names
+    fn._with_numpy_names = with_numpy_names
     return with_numpy_names
 
 
