@@ -157,3 +157,17 @@ def test_stack_dataset_and_trapz_match_torch():
         assert str(got.value) == str(want.value)
     y = leaf(4, requires_grad=False)
     _same(lucid.trapz(y), torch.trapz(_t(y)))
+
+
+def test_combinations_match_torch():
+    x = lucid.tensor([1.5, 2.0, -3.0, 4.0], dtype=lucid.float64)
+    for r in (0, 1, 2, 3, 5):
+        for rep in (False, True):
+            _same(lucid.combinations(x, r, rep), torch.combinations(_t(x), r, rep))
+    for bad in ((lucid.ones(2, 2), 2), (x, -1)):
+        with pytest.raises(RuntimeError) as want:
+            torch.combinations(_t(bad[0]), bad[1])
+        with pytest.raises(RuntimeError) as got:
+            lucid.combinations(*bad)
+        assert str(got.value) == str(want.value)
+    check_grads(lambda t: lucid.combinations(t, 2), leaf(4))

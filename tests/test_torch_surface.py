@@ -41,7 +41,7 @@ EXCLUDED = [
      r"autocast_(increment|decrement)_nesting|clear_autocast_cache|const_data_ptr|grad_dtype|module_load|"
      r"as_subclass|map_$|map2_$|apply_$|reinforce$|enforce_grad_layout_policy|is_nested|NestedIOFunction)",
      "dispatcher, ATen and tensor-subclass internals"),
-    (r"^(symeig|lstsq|solve|eig|matrix_rank|set_default_tensor_type|row_stack|clip_grad_norm|"
+    (r"^(symeig|lstsq|solve|eig|matrix_rank|set_default_tensor_type|row_stack|range|clip_grad_norm|"
      r"upsample_bilinear|upsample_nearest|NLLLoss2d|Container|variable|assert_allclose|"
      r"constant|dirac|eye|kaiming_normal|kaiming_uniform|normal|orthogonal|sparse|uniform|xavier_normal|"
      r"xavier_uniform)$", "deprecated in PyTorch (raising, or warning in favour of a name lucid has)"),
@@ -88,7 +88,7 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 85.6,
+    '': 85.9,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
@@ -105,7 +105,7 @@ FLOOR = {
     'amp': 60.0,
     'testing': 50.0,
     'Tensor': 87.9,
-    'overall': 86.0,
+    'overall': 86.1,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
@@ -113,13 +113,13 @@ TODO = {
     '': """
         AcceleratorError FatalError GradScaler JITException OutOfMemoryError adaptive_max_pool1d addbmm
         alpha_dropout_ angle as_strided as_strided_ as_strided_scatter asarray binomial bit
-        bitwise_left_shift bitwise_right_shift chain_matmul cholesky_inverse combinations cond conj_physical
+        bitwise_left_shift bitwise_right_shift chain_matmul cholesky_inverse cond conj_physical
         conj_physical_ ctc_loss default_generator dropout_ empty_strided feature_alpha_dropout
         feature_alpha_dropout_ feature_dropout feature_dropout_ frexp frombuffer gcd gcd_ geqrf
         get_autocast_cpu_dtype gradient gru gru_cell histogram histogramdd index_reduce
         is_autocast_cache_enabled is_autocast_cpu_enabled istft lcm lcm_ logcumsumexp lstm lstm_cell
         lu_solve lu_unpack masked_scatter matrix_exp max_pool1d_with_indices mode nanquantile nextafter
-        orgqr ormqr poisson polar put quantile range renorm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
+        orgqr ormqr poisson polar put quantile renorm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
         scatter_reduce select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype
         set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled slice_scatter sparse_coo_tensor
         spmm stft triangular_solve unravel_index vmap

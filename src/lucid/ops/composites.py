@@ -5,6 +5,8 @@ and ``hsplit``/``vsplit``/``dsplit``, ``isposinf``/``isneginf``/``isreal``, ``na
 """
 from __future__ import annotations
 
+import builtins
+import itertools
 from collections import namedtuple
 
 import mlx.core as mx
@@ -21,7 +23,7 @@ from .linalg import diag, tensordot
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
            "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
            "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero", "detach", "fill", "adjoint", "is_conj",
-           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "trapz", "isin",
+           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "trapz", "isin", "combinations",
            "vander"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
@@ -272,6 +274,20 @@ def vander(x, N: int | None = None, increasing: bool = False) -> Tensor:
     powers = _creation.arange(n) if increasing else _creation.arange(n - 1, -1, -1)
     base = x if x.is_floating_point() or x.is_complex() else x.to(mx.int64)
     return _ew.pow(base.reshape(-1, 1), powers.to(base.dtype))
+
+
+def combinations(input, r: int = 2, with_replacement: bool = False) -> Tensor:
+    """The length-``r`` combinations of a 1-D tensor's elements, one per row, in ``itertools`` order."""
+    if input.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(input.shape)}")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return _creation.zeros(0, dtype=input.dtype)
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    rows = list(pick(builtins.range(input.shape[0]), r))  # positions only: the sizes are known, no value is read
+    index = _creation.tensor(rows, dtype=mx.int64).reshape(len(rows), r)
+    return input[index]
 
 
 def detach(input) -> Tensor:
