@@ -156,7 +156,8 @@ def test_legacy_typed_constructors_and_new():
 
 
 @pytest.mark.parametrize("name, args", [("lt_", (2.0,)), ("ge_", (2.0,)), ("eq_", (3.0,)), ("not_equal_", (1.0,)),
-                                        ("logical_and_", ("zeros",)), ("logical_not_", ()), ("tan_", ()), ("rsqrt_", ()),
+                                        ("logical_and_", ("zeros",)), ("logical_not_", ()), ("tan_", ()),
+                                        ("rsqrt_", ()),
                                         ("log2_", ()), ("log10_", ()), ("true_divide_", (4.0,)), ("clip_", (1.5, 2.5)),
                                         ("fix_", ()), ("ldexp_", (None,))])
 def test_in_place_methods_match_torch(name, args):

@@ -1,7 +1,9 @@
 """PyTorch functions that are compositions of lucid's ops (their gradients come from the ops they are made of):
 ``ravel``, ``positive``, ``column_stack``, ``diagflat``, ``inner``, ``vdot``, ``dist``, ``rot90``, ``tensor_split``
 and ``hsplit``/``vsplit``/``dsplit``, ``isposinf``/``isneginf``/``isreal``, ``nansum``/``nanmean``, ``aminmax``,
-``float_power``, ``ldexp``, and the predicates ``is_same_size``, ``is_signed``, ``is_nonzero``.
+``float_power``, ``ldexp``, ``pdist``, ``trapezoid``/``cumulative_trapezoid``, ``isin``, ``vander``,
+``combinations``, ``adjoint`` (and ``H``/``mH``), ``sum_to_size``, and the predicates ``is_same_size``,
+``is_signed``, ``is_nonzero``, ``is_conj``/``is_neg`` (lucid has no lazy conjugate or negation bits).
 """
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ from .linalg import diag, tensordot
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
            "hsplit", "vsplit", "dsplit", "isposinf", "isneginf", "isreal", "nansum", "nanmean", "aminmax",
            "float_power", "ldexp", "is_same_size", "is_signed", "is_nonzero", "detach", "fill", "adjoint", "is_conj",
-           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "trapz", "isin", "combinations",
-           "vander"]
+           "is_neg", "resolve_conj", "resolve_neg", "get_device", "pdist", "trapezoid", "cumulative_trapezoid", "trapz",
+           "isin", "combinations", "vander"]
 
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 

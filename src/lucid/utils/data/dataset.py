@@ -1,6 +1,6 @@
 """Datasets: the map-style ``Dataset`` (``__getitem__`` + ``__len__``), the stream-style ``IterableDataset``
-(``__iter__``), and the combinators TensorDataset, StackDataset, Subset, ConcatDataset, ChainDataset and ``random_split``,
-with PyTorch's semantics and error messages."""
+(``__iter__``), and the combinators TensorDataset, StackDataset, Subset, ConcatDataset, ChainDataset and
+``random_split``, with PyTorch's semantics and error messages."""
 from __future__ import annotations
 
 import bisect
