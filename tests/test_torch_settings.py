@@ -49,3 +49,48 @@ def test_typename_matches_torch():
     assert lt.typename(lt.ones(1, dtype=lt.int64)) == torch.typename(torch.ones(1, dtype=torch.int64))
     assert lt.typename(3) == torch.typename(3) == "int"
     assert lt.typename(lt.nn.Linear(1, 1)).endswith(".Linear")
+
+
+def test_amp_custom_fwd_bwd_decorate_a_function_that_trains():
+    class Square(lt.autograd.Function):
+        @staticmethod
+        @lt.amp.custom_fwd(device_type="cpu", cast_inputs=lt.float32)
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        @lt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 2 * x * g
+
+    x = lt.tensor([1.0, -3.0], requires_grad=True)
+    Square.apply(x).sum().backward()
+    assert x.grad.tolist() == [2.0, -6.0]
+    with pytest.raises(ValueError) as want:
+        torch.amp.custom_fwd(device_type=None)
+    with pytest.raises(ValueError) as got:
+        lt.amp.custom_fwd(device_type=None)
+    assert str(got.value) == str(want.value)
+
+
+def test_custom_fwd_casts_inputs_inside_autocast_and_turns_it_off():
+    seen = {}
+
+    class Probe(lt.autograd.Function):
+        @staticmethod
+        @lt.amp.custom_fwd(device_type="cpu", cast_inputs=lt.float32)
+        def forward(ctx, x):
+            seen["dtype"], seen["autocast"] = x.dtype, lt.is_autocast_enabled("cpu")
+            return x * 2
+
+        @staticmethod
+        @lt.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            return g * 2
+
+    x = lt.tensor([1.0, 2.0], dtype=lt.bfloat16, requires_grad=True)
+    with lt.autocast("cpu"):
+        Probe.apply(x)
+    assert seen == {"dtype": lt.float32, "autocast": False}
