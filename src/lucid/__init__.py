@@ -7,8 +7,10 @@ from . import _dtype
 from ._creation import (arange, as_tensor, empty, empty_like, eye, from_dlpack, from_mlx, from_numpy, full, full_like, linspace,
                         logspace, manual_seed, normal, ones, ones_like, rand, rand_like, randint, randint_like, randn,
                         randn_like, randperm, seed, tensor, zeros, zeros_like)
-from ._random import get_rng_state, set_rng_state
-from ._dtype import get_default_dtype, set_default_dtype  # noqa: F401
+from ._creation import (bartlett_window, blackman_window, hamming_window, hann_window, kaiser_window,  # noqa: F401
+                        scalar_tensor, tril_indices, triu_indices)
+from ._random import get_rng_state, initial_seed, set_rng_state
+from ._dtype import can_cast, finfo, get_default_dtype, iinfo, promote_types, set_default_dtype  # noqa: F401
 from ._dtype import (bfloat16, bool, cfloat, complex64, device, double, float, float16, float32, float64,
                      get_default_device, half, int, int8, int16, int32, int64, long, set_default_device, short,
                      uint8, uint16, uint32, uint64)
@@ -26,6 +28,8 @@ from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
 from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
+from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
@@ -33,6 +37,7 @@ from .ops.special_fns import *  # noqa: F401,F403  (lgamma, digamma, polygamma, 
 from .ops.activation import (celu, celu_, hardshrink, prelu, rrelu, rrelu_, selu, selu_, threshold,  # noqa: F401
                               threshold_)
 from .ops.embedding_bag import embedding_bag_with_aux as embedding_bag  # noqa: F401,E402  (PyTorch's 4-tuple form)
+from .ops.inplace_forms import *  # noqa: F401,F403,E402  (last of the ops: torch.relu_(x), torch.zero_(x), ...)
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import sparse  # noqa: E402  (sparse COO tensors; also sets Tensor.to_sparse, .layout, .is_sparse)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402,F401
@@ -65,11 +70,29 @@ def _accept_out() -> None:
                  "cat", "concat", "concatenate", "stack", "hstack", "vstack", "zeros", "ones", "full", "arange",
                  "eq", "ne", "lt", "le", "gt", "ge", "remainder", "floor_divide", "fmod", "atan2", "clamp_min",
                  "clamp_max", "isclose", "logical_and", "logical_or", "logical_not", "logical_xor", "tril", "triu",
-                 "addmv", "baddbmm", "cross", "kron", "diag", "round", "xlogy"):
+                 "addmv", "baddbmm", "cross", "kron", "diag", "round", "xlogy", "absolute", "deg2rad", "rad2deg",
+                 "addcmul", "addcdiv", "heaviside", "sgn", "signbit"):
         if name in g:
             g[name] = accepts_out(g[name])
 
 
 _accept_out()
+
+
+def _accept_numpy_names() -> None:
+    """numpy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` on the functions of the ``lucid`` namespace and the
+    Tensor methods, as PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's)."""
+    import inspect
+    from .ops._core import accepts_numpy_names
+    for g in (globals(), vars(special)):  # torch.special's functions are ATen's too (and the same objects)
+        for name in [n for n in g if not n.startswith("_")]:
+            if inspect.isfunction(g[name]):
+                g[name] = accepts_numpy_names(g[name])
+    for name, f in list(vars(Tensor).items()):
+        if not name.startswith("_") and inspect.isfunction(f):
+            setattr(Tensor, name, accepts_numpy_names(f))
+
+
+_accept_numpy_names()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 

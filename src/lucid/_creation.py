@@ -247,3 +247,84 @@ def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: 
     """Random integers in [low, high) of ``input``'s shape (``randint_like(input, high)`` takes low = 0)."""
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
                    requires_grad=requires_grad)
+
+
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad: bool = False,
+                  pin_memory: bool = False) -> Tensor:
+    """A 0-d tensor holding ``s``, of the default float dtype unless ``dtype`` is given (also for an int ``s``)."""
+    return tensor(s, dtype=_dtype.get_default_dtype() if dtype is None else dtype, device=device,
+                  requires_grad=requires_grad)
+
+
+def _triangle_indices(name: str, row: int, col: int, offset: int, dtype, device) -> Tensor:
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if dtype is not None and dtype != mx.int32 and dtype != mx.int64:
+        raise RuntimeError(f"\"{name}\" not implemented for '{_dtype.dtype_name(dtype).capitalize()}'")
+    keep = np.tril if name == "tril_indices" else np.triu
+    rows, cols = np.nonzero(keep(np.ones((row, col), dtype=np.bool_), offset))  # row-major, as PyTorch orders them
+    return tensor(np.stack([rows, cols]).astype(np.int64), dtype=dtype or mx.int64, device=device)
+
+
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the lower triangle of a ``row`` x ``col`` matrix (on and below diagonal
+    ``offset``), row by row."""
+    return _triangle_indices("tril_indices", row, col, offset, dtype, device)
+
+
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype=None, device=None, layout=None) -> Tensor:
+    """The (2, N) coordinates of the upper triangle of a ``row`` x ``col`` matrix (on and above diagonal
+    ``offset``), row by row."""
+    return _triangle_indices("triu_indices", row, col, offset, dtype, device)
+
+
+def _window(name: str, window_length: int, periodic: bool, dtype, device, requires_grad: bool, shape) -> Tensor:
+    """A window from ``shape(n, N)``, the symmetric window of N = length - 1 points' denominator at positions n (a
+    periodic window is the symmetric one of length + 1 without its last point), computed in float64."""
+    dtype = _dtype.get_default_dtype() if dtype is None else dtype
+    if window_length < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={window_length}")
+    if not _dtype.is_floating(dtype):
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {_dtype.dtype_name(dtype)}")
+    if window_length <= 1:
+        return ones(window_length, dtype=dtype, device=device, requires_grad=requires_grad)
+    n_points = window_length + 1 if periodic else window_length
+    values = shape(np.arange(window_length, dtype=np.float64), n_points - 1)
+    return tensor(values, dtype=dtype, device=device, requires_grad=requires_grad)
+
+
+def hann_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+                requires_grad: bool = False) -> Tensor:
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / N)``."""
+    return _window("hann_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.5 - 0.5 * np.cos(2 * np.pi * n / N))
+
+
+def hamming_window(window_length: int, periodic: bool = True, alpha: float = 0.54, beta: float = 0.46, *,
+                   dtype=None, layout=None, device=None, requires_grad: bool = False) -> Tensor:
+    """The Hamming window ``alpha - beta cos(2 pi n / N)``."""
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: alpha - beta * np.cos(2 * np.pi * n / N))
+
+
+def blackman_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+                    requires_grad: bool = False) -> Tensor:
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N)``."""
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 0.42 - 0.5 * np.cos(2 * np.pi * n / N) + 0.08 * np.cos(4 * np.pi * n / N))
+
+
+def bartlett_window(window_length: int, periodic: bool = True, *, dtype=None, layout=None, device=None,
+                    requires_grad: bool = False) -> Tensor:
+    """The Bartlett (triangular) window ``1 - |2 n / N - 1|``."""
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: 1 - np.abs(2 * n / N - 1))
+
+
+def kaiser_window(window_length: int, periodic: bool = True, beta: float = 12.0, *, dtype=None, layout=None,
+                  device=None, requires_grad: bool = False) -> Tensor:
+    """The Kaiser window ``I0(beta sqrt(1 - (2 n / N - 1)^2)) / I0(beta)``."""
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad,
+                   lambda n, N: np.i0(beta * np.sqrt(np.clip(1 - (2 * n / N - 1) ** 2, 0, None))) / np.i0(beta))

@@ -257,3 +257,61 @@ def parse_to_args(args, dtype=None, device=None) -> tuple:
         else:
             device = a
     return dtype, device
+
+
+# ------------------------------------------------------------------------------------------ dtype information
+def _is_dtype(d) -> builtins.bool:
+    return isinstance(d, mx.Dtype)
+
+
+class finfo:
+    """PyTorch's ``torch.finfo``: the limits of a floating-point dtype (of the real part for complex64; the default
+    dtype when none is given)."""
+
+    def __init__(self, type=None):  # noqa: A002  (PyTorch's name)
+        d = get_default_dtype() if type is None else type
+        if not _is_dtype(d) or not mx.issubdtype(d, mx.inexact):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        d = mx.float32 if d == mx.complex64 else d
+        if d == mx.bfloat16:  # numpy has no bfloat16: 8 exponent bits and 7 stored fraction bits
+            self.bits, self.eps, self.max, self.tiny, self.resolution = 16, 2.0**-7, (2 - 2.0**-7) * 2.0**127, \
+                2.0**-126, 0.01
+        else:
+            info = np.finfo(to_numpy_dtype(d))
+            self.bits, self.eps, self.max = info.bits, builtins.float(info.eps), builtins.float(info.max)
+            self.tiny, self.resolution = builtins.float(info.tiny), 10.0 ** -info.precision
+        self.min, self.smallest_normal, self.dtype = -self.max, self.tiny, dtype_name(d)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
+
+
+class iinfo:
+    """PyTorch's ``torch.iinfo``: the limits of an integer dtype."""
+
+    def __init__(self, type):  # noqa: A002  (PyTorch's name)
+        if _is_dtype(type) and type == mx.bool_:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if not _is_dtype(type) or not mx.issubdtype(type, mx.integer):
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle 'torch.iinfo'")
+        info = np.iinfo(to_numpy_dtype(type))
+        self.bits, self.min, self.max, self.dtype = info.bits, builtins.int(info.min), builtins.int(info.max), \
+            dtype_name(type)
+
+    def __repr__(self):
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, dtype={self.dtype})"
+
+
+def promote_types(type1, type2):
+    """The dtype two dtypes promote to: PyTorch's table, where PyTorch has one. Where it refuses (uint16/32/64 mixed
+    with other dtypes) this is MLX's promotion, which lucid's ops use; float64 with complex64 is complex64 (MLX has
+    no complex128)."""
+    return mx.result_type(type1, type2)
+
+
+def can_cast(from_, to) -> builtins.bool:
+    """Whether PyTorch's casting rules allow ``from_`` to ``to`` for an in-place or ``out=`` result: never to a
+    lower category (complex > floating > integer > bool)."""
+    return _category(from_) <= _category(to)

@@ -16,7 +16,8 @@ import mlx.core as mx
 from ._threads import adopt_thread
 
 lock = threading.RLock()
-_key = [mx.random.key(int.from_bytes(os.urandom(4), "little"))]
+_initial_seed = [int.from_bytes(os.urandom(8), "little")]  # PyTorch seeds its default generator from the OS too
+_key = [mx.random.key(_initial_seed[0])]
 
 
 def manual_seed(seed: int) -> None:
@@ -28,6 +29,12 @@ def manual_seed(seed: int) -> None:
     key = mx.random.key(seed % (1 << 64))
     with lock:
         _key[0] = key
+        _initial_seed[0] = seed % (1 << 64)
+
+
+def initial_seed() -> int:
+    """The seed of lucid's generator: the last ``manual_seed``, or the one drawn from the OS at start."""
+    return _initial_seed[0]
 
 
 def next_key() -> mx.array:

@@ -157,14 +157,36 @@ def _nested_values(data):
     return data.item() if isinstance(data, Tensor) else data
 
 
+def _legacy_data(args: tuple, dtype) -> tuple:
+    """(data, dtype) for ``Tensor(*args)``, as PyTorch's ``torch.Tensor``: sizes or a Size make zeros of that shape,
+    data (a sequence, a numpy array) is converted, both in the default float dtype unless ``dtype`` is given; a
+    Tensor or MLX array is taken as it is."""
+    if len(args) == 1 and isinstance(args[0], (Tensor, mx.array)):
+        return args[0], dtype
+    dtype = _dtype.get_default_dtype() if dtype is None else dtype
+    if (len(args) == 1 and isinstance(args[0], Size)) or (
+            args and all(isinstance(a, int) and not isinstance(a, bool) for a in args)):
+        shape = tuple(args[0]) if isinstance(args[0], Size) else args
+        return mx.zeros(_dtype.check_new_shape(shape, dtype), dtype), dtype  # MLX has no uninitialised memory
+    if not args:
+        return mx.zeros((0,), dtype), dtype
+    if len(args) == 1 and (isinstance(args[0], (list, tuple)) or hasattr(args[0], "__array__")):
+        return args[0], dtype
+    if len(args) == 1:
+        raise TypeError(f"new(): data must be a sequence (got {type(args[0]).__name__})")
+    raise TypeError("new() received an invalid combination of arguments - got "
+                    f"({', '.join(type(a).__name__ for a in args)})")
+
+
 class Tensor:
     """A multi-dimensional array with autograd, backed by an ``mlx.core.array`` (``t.mlx``)."""
 
     __slots__ = ("_st", "_rg", "_fn", "_nr", "_grad", "_accum", "_extra", "__weakref__")
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
-    def __init__(self, data=None, dtype=None, requires_grad: bool = False, device=None):
-        arr = _to_array([] if data is None else data, dtype, device)
+    def __init__(self, *args, dtype=None, requires_grad: bool = False, device=None):
+        """PyTorch's legacy constructor: ``Tensor(3, 4)`` zeros, ``Tensor([1, 2])`` data (see ``_legacy_data``)."""
+        arr = _to_array(*_legacy_data(args, dtype), device)
         src = _wrap(arr)
         self._st, self._rg, self._fn, self._nr = src._st, False, None, 0
         self._grad = self._accum = self._extra = None

@@ -190,3 +190,55 @@ class autocast(gm._Mode):
         c = copy.copy(self)
         c._stack = []
         return c
+
+
+# ------------------------------------------------------------------------------ custom autograd Functions under autocast
+def _check_device_type(device_type) -> None:
+    if not isinstance(device_type, str):
+        raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
+
+
+def _cast_floats(value, dtype):
+    """``value`` with its floating-point Tensors (also inside lists, tuples and dicts) cast to ``dtype``."""
+    if isinstance(value, Tensor):
+        return value.to(dtype) if value.is_floating_point() else value
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_floats(v, dtype) for v in value)
+    if isinstance(value, dict):
+        return {k: _cast_floats(v, dtype) for k, v in value.items()}
+    return value
+
+
+def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
+    """Decorator for a custom autograd Function's ``forward``, as PyTorch's: with ``cast_inputs``, inside an
+    autocast region the floating-point inputs are cast to it and the forward runs with autocast off; without, the
+    forward runs in the caller's autocast state, which ``custom_bwd`` restores for the backward."""
+    _check_device_type(device_type)
+    if fwd is None:
+        return lambda f: custom_fwd(f, device_type=device_type, cast_inputs=cast_inputs)
+
+    def decorate_fwd(*args, **kwargs):
+        ctx = args[0]
+        ctx._dtype = get_autocast_dtype(device_type)
+        enabled = is_autocast_enabled(device_type)
+        ctx._fwd_used_autocast = enabled and cast_inputs is None
+        if cast_inputs is None or not enabled:
+            return fwd(*args, **kwargs)
+        with autocast(device_type=device_type, enabled=False):
+            return fwd(*_cast_floats(args, cast_inputs), **_cast_floats(kwargs, cast_inputs))
+    decorate_fwd.__name__, decorate_fwd.__doc__, decorate_fwd.__wrapped__ = fwd.__name__, fwd.__doc__, fwd
+    return decorate_fwd
+
+
+def custom_bwd(bwd=None, *, device_type: str):
+    """Decorator for a custom autograd Function's ``backward``: it runs in the autocast state its forward ran in."""
+    _check_device_type(device_type)
+    if bwd is None:
+        return lambda f: custom_bwd(f, device_type=device_type)
+
+    def decorate_bwd(*args, **kwargs):
+        ctx = args[0]
+        with autocast(device_type=device_type, enabled=ctx._fwd_used_autocast, dtype=ctx._dtype):
+            return bwd(*args, **kwargs)
+    decorate_bwd.__name__, decorate_bwd.__doc__, decorate_bwd.__wrapped__ = bwd.__name__, bwd.__doc__, bwd
+    return decorate_bwd

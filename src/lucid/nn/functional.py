@@ -8,6 +8,6 @@ from ..ops.loss import *  # noqa: F401,F403
 from ..ops.nn_basic import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.pool import *  # noqa: F401,F403
-from ..ops.reduce import log_softmax, softmax  # noqa: F401
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401
 from ..ops.attention import multi_head_attention_forward  # noqa: F401,E402
+from ..ops.composites import pdist  # noqa: F401,E402

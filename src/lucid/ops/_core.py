@@ -470,6 +470,32 @@ def accepts_out(fn):
     return with_out
 
 
+_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
+
+
+def accepts_numpy_names(fn):
+    """``fn`` also taking numpy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``, as PyTorch's functions
+    and Tensor methods do (``torch.cumprod(x, axis=0)``); ``fn`` itself when it has neither parameter."""
+    if getattr(fn, "_with_numpy_names", None) is not None:  # one wrapper per function: lucid.X is lucid.special.X
+        return fn._with_numpy_names
+    try:
+        names = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    if "dim" not in names and "keepdim" not in names:
+        return fn
+
+    @functools.wraps(fn)
+    def with_numpy_names(*args, **kwargs):
+        if "axis" in kwargs or "keepdims" in kwargs:
+            kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
+        return fn(*args, **kwargs)
+
+    with_numpy_names._with_numpy_names = with_numpy_names
+    fn._with_numpy_names = with_numpy_names
+    return with_numpy_names
+
+
 def expect_tensor(fn: str, name: str, position: int, value) -> None:
     """PyTorch's TypeError for a non-Tensor where a layer's op needs one (a numpy array or list given to a module
     would otherwise fail deep inside MLX with a message naming neither)."""

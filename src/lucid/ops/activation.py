@@ -11,9 +11,10 @@ from __future__ import annotations
 __all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6",
            "hardsigmoid", "hardswish", "logsigmoid", "softsign", "glu", "threshold", "hardshrink", "softshrink",
            "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
-           "threshold_", "rrelu_"]
+           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin"]
 
 import math
+import warnings
 
 import mlx.core as mx
 
@@ -25,6 +26,7 @@ from ._core import defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
+from . import reduce as _reduce
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 _exp = _f64.by_dtype(mx.exp, _f64.exp)
@@ -380,3 +382,29 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
 
 
 methods(hardshrink, prelu)
+
+
+# ------------------------------------------------------------------- nn.functional's softmax family (dim optional)
+def _softmax_dim(name: str, ndim: int, dim, stacklevel: int) -> int:
+    """PyTorch's implicit dimension (with its warning) when ``dim`` is not given: 0 for 0-, 1- and 3-d inputs (an
+    unbatched sequence or image), else 1."""
+    if dim is not None:
+        return dim
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
+                  "argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    return _reduce.softmax(input, _softmax_dim("softmax", input.ndim, dim, _stacklevel), dtype)
+
+
+def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``x - logsumexp(x, dim)`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    return _reduce.log_softmax(input, _softmax_dim("log_softmax", input.ndim, dim, _stacklevel), dtype)
+
+
+def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
+    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one)."""
+    return _reduce.softmax(-input, _softmax_dim("softmin", input.ndim, dim, _stacklevel), dtype)

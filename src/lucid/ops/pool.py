@@ -19,7 +19,7 @@ from __future__ import annotations
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool1d",
            "adaptive_max_pool2d", "adaptive_max_pool3d", "interpolate", "upsample", "pad", "pixel_shuffle",
-           "pixel_unshuffle"]
+           "pixel_unshuffle", "channel_shuffle"]
 
 import functools
 import itertools
@@ -693,3 +693,15 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     b = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r).permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
     return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+def channel_shuffle(input, groups: int) -> Tensor:
+    """(N, g * k, *) -> (N, k * g, *): channel ``i * k + j`` moves to ``j * g + i`` (ShuffleNet's shuffle)."""
+    if input.ndim <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    n, c, *rest = input.shape
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels and {groups} groups.")
+    return input.reshape(n, groups, c // groups, *rest).transpose(1, 2).reshape(n, c, *rest)

@@ -9,7 +9,8 @@ result does not depend on the old value (no gradient flows through it).
 """
 from __future__ import annotations
 
-__all__ = ["bernoulli", "multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions"]
+__all__ = ["bernoulli", "multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions",
+           "result_type", "broadcast_shapes"]
 
 import math
 
@@ -18,7 +19,7 @@ import numpy as np
 
 from .. import _cpu_route
 from .. import _checks, _creation, _dtype
-from .._tensor import Tensor, _wrap
+from .._tensor import Size, Tensor, _wrap
 
 
 # ---------------------------------------------------------------------------------------------------- new_*
@@ -304,3 +305,66 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     if "sci_mode" in opts:
         opts["suppress"] = opts.pop("sci_mode") is False
     np.set_printoptions(**opts)
+
+
+def _scalar_dtype(x):
+    if isinstance(x, bool):
+        return mx.bool_
+    if isinstance(x, int):
+        return mx.int64
+    if isinstance(x, float):
+        return _dtype.get_default_dtype()
+    if isinstance(x, complex):
+        return mx.complex64
+    raise TypeError(f"result_type(): argument must be a Tensor or a Number, not {type(x).__name__}")
+
+
+def _promote_skip_none(a, b):
+    return b if a is None else a if b is None else _dtype.promote_types(a, b)
+
+
+def _combine_categories(higher, lower):
+    """PyTorch's rule: a lower-priority operand (0-d tensor, Python number) changes the result only when it is of a
+    higher category."""
+    if higher is not None and higher == mx.complex64:
+        return higher
+    if lower is not None and lower == mx.complex64:
+        return mx.complex64 if higher is not None and _dtype.is_floating(higher) else lower
+    if higher is not None and _dtype.is_floating(higher):
+        return higher
+    if (higher is not None and higher == mx.bool_) or (lower is not None and _dtype.is_floating(lower)):
+        return _promote_skip_none(higher, lower)
+    return higher if higher is not None else lower
+
+
+def result_type(tensor1, tensor2):
+    """The dtype an arithmetic op on ``tensor1`` and ``tensor2`` (Tensors or Python numbers) returns: dimensioned
+    tensors first, then 0-d tensors, then Python numbers, each mattering only if of a higher category."""
+    dim = zero = wrapped = None
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            if x.ndim:
+                dim = _promote_skip_none(dim, x.dtype)
+            else:
+                zero = _promote_skip_none(zero, x.dtype)
+        else:
+            wrapped = _promote_skip_none(wrapped, _scalar_dtype(x))
+    return _combine_categories(dim, _combine_categories(zero, wrapped))
+
+
+def broadcast_shapes(*shapes):
+    """The ``Size`` that tensors of ``shapes`` (sequences or ints) broadcast to, as ``broadcast_tensors`` would give."""
+    out: list = []
+    for i, s in enumerate(shapes):
+        s = (s,) if isinstance(s, int) else tuple(s)
+        if any(d < 0 for d in s):
+            raise RuntimeError(f"Trying to create tensor with negative dimension {min(s)}: {list(s)}")
+        n = max(len(out), len(s))
+        a, b = [1] * (n - len(out)) + out, [1] * (n - len(s)) + list(s)
+        for j in range(n - 1, -1, -1):  # PyTorch names the rightmost mismatch
+            if a[j] != b[j] and a[j] != 1 and b[j] != 1:
+                raise RuntimeError(f"Attempting to broadcast a dimension of length {b[j]} at {j - n}! Mismatching "
+                                   f"argument at index {i} had {tuple(s)}; but expected shape should be broadcastable "
+                                   f"to {a}")
+        out = [y if x == 1 else x for x, y in zip(a, b)]
+    return Size(out)

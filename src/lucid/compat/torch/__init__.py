@@ -40,6 +40,10 @@ from ._compiled import compile  # noqa: E402,A001
 autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old code reaches it as torch.autograd.torch
 from .serialization import load, save  # noqa: E402
 
+from lucid import _legacy as _legacy_types  # noqa: E402
+_LEGACY_NAMES = {getattr(_legacy_types, n).dtype: n for n in _legacy_types.__all__}
+from lucid.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401
+
 __version__ = "2.13.0+lucid"  # the PyTorch API version this layer follows (scripts compare torch.__version__)
 
 _matmul_precision = ["highest"]
@@ -70,10 +74,62 @@ _deterministic = [False]
 def use_deterministic_algorithms(mode: bool, *, warn_only: bool = False) -> None:
     """Accepted; MLX's kernels give the same results run to run."""
     _deterministic[0] = _builtins.bool(mode)  # (`bool` here is the dtype, as torch.bool)
+    _deterministic_warn_only[0] = _builtins.bool(warn_only)
+
+
+_deterministic_warn_only = [False]
 
 
 def are_deterministic_algorithms_enabled() -> bool:
     return _deterministic[0]
+
+
+def is_deterministic_algorithms_warn_only_enabled() -> bool:
+    return _deterministic_warn_only[0]
+
+
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_deterministic_debug_mode(debug_mode) -> None:
+    """PyTorch's other spelling of ``use_deterministic_algorithms``: 0/"default" off, 1/"warn" warn only,
+    2/"error" on."""
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError(f"invalid value of debug_mode, expected one of `default`, `warn`, `error`, but got "
+                               f"{debug_mode}")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    elif not isinstance(debug_mode, _builtins.int):
+        raise TypeError(f"debug_mode must be str or int, but got {type(debug_mode)}")
+    if debug_mode not in (0, 1, 2):
+        raise RuntimeError(f"invalid value of debug_mode, expected 0, 1, or 2, but got {debug_mode}")
+    use_deterministic_algorithms(debug_mode != 0, warn_only=debug_mode == 1)
+
+
+def get_deterministic_debug_mode() -> int:
+    return 0 if not _deterministic[0] else 1 if _deterministic_warn_only[0] else 2
+
+
+def set_anomaly_enabled(enabled: bool, check_nan: bool = True) -> None:
+    """Switch autograd's anomaly detection on or off (``torch.autograd.set_detect_anomaly`` without the context)."""
+    autograd.set_detect_anomaly(enabled, check_nan)
+
+
+def get_num_interop_threads() -> int:
+    """MLX has no inter-op thread pool; reported as PyTorch's default, the number of cores."""
+    return get_num_threads()
+
+
+def set_num_interop_threads(n: int) -> None:
+    """Accepted; MLX manages its own threads."""
+
+
+def typename(obj) -> str:
+    """The type's name as PyTorch writes it: ``torch.FloatTensor`` for a float32 tensor, else ``module.Class``."""
+    if isinstance(obj, Tensor):
+        return "torch." + _LEGACY_NAMES.get(obj.dtype, "Tensor")
+    module, name = type(obj).__module__, type(obj).__qualname__
+    return name if module in ("builtins", "__builtin__", None) else f"{module}.{name}"
 
 
 _warn_always = [False]

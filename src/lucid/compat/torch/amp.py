@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import functools
 
+from lucid.amp import custom_bwd, custom_fwd  # noqa: F401  (a custom Function's decorators)
+
 
 def is_autocast_available(device_type: str) -> bool:
     return False

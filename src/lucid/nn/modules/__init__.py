@@ -13,6 +13,7 @@ from .dropout import *  # noqa: F401,F403
 from .sparse import *  # noqa: F401,F403
 from .upsampling import *  # noqa: F401,F403
 from .pixelshuffle import *  # noqa: F401,F403
+from .distance import *  # noqa: F401,F403
 from .padding import *  # noqa: F401,F403
 from .fold import *  # noqa: F401,F403
 from .activation import *  # noqa: F401,F403

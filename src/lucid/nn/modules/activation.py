@@ -295,22 +295,11 @@ class GLU(Module):
 
 
 # ---------------------------------------------------------------------------------------------------- softmax family
-def _softmax_dim(name: str, ndim: int) -> int:
-    """PyTorch's implicit dim (deprecated, with its warning): 0 for 0-, 1- and 3-D inputs, else 1."""
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call to include dim=X as an "
-                  "argument.", stacklevel=4)
-    return 0 if ndim in (0, 1, 3) else 1
-
-
 class _SoftmaxNd(Module):
-    _name: str  # the functional's name, for the implicit-dim warning
-
+    # without dim, nn.functional's implicit one (and its warning, pointed at the Module's call)
     def __init__(self, dim: int | None = None):
         super().__init__()
         self.dim = dim
-
-    def _dim(self, input: Tensor) -> int:
-        return self.dim if self.dim is not None else _softmax_dim(self._name, input.ndim)
 
     def extra_repr(self) -> str:
         return f"dim={self.dim}"
@@ -318,26 +307,23 @@ class _SoftmaxNd(Module):
 
 class Softmax(_SoftmaxNd):
     """``exp(x) / sum(exp(x))`` along ``dim``."""
-    _name = "softmax"
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(input, self._dim(input))
+        return F.softmax(input, self.dim, _stacklevel=4)
 
 
 class LogSoftmax(_SoftmaxNd):
     """``x - logsumexp(x)`` along ``dim``."""
-    _name = "log_softmax"
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.log_softmax(input, self._dim(input))
+        return F.log_softmax(input, self.dim, _stacklevel=4)
 
 
 class Softmin(_SoftmaxNd):
     """``softmax(-x)`` along ``dim``."""
-    _name = "softmin"
 
     def forward(self, input: Tensor) -> Tensor:
-        return F.softmax(-input, self._dim(input))
+        return F.softmin(input, self.dim, _stacklevel=4)
 
 
 class Softmax2d(Module):

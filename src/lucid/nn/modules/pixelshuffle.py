@@ -1,4 +1,5 @@
-"""PixelShuffle and PixelUnshuffle: move blocks of channels into space (sub-pixel convolution) and back."""
+"""PixelShuffle and PixelUnshuffle: move blocks of channels into space (sub-pixel convolution) and back;
+ChannelShuffle: interleave channel groups."""
 from __future__ import annotations
 
 from ..._tensor import Tensor
@@ -34,4 +35,18 @@ class PixelUnshuffle(Module):
         return f"downscale_factor={self.downscale_factor}"
 
 
-__all__ = ["PixelShuffle", "PixelUnshuffle"]
+class ChannelShuffle(Module):
+    """Interleave the channels of ``groups`` groups: (N, g * k, *) -> (N, k * g, *)."""
+
+    def __init__(self, groups: int):
+        super().__init__()
+        self.groups = groups
+
+    def forward(self, input: Tensor) -> Tensor:
+        return F.channel_shuffle(input, self.groups)
+
+    def extra_repr(self) -> str:
+        return f"groups={self.groups}"
+
+
+__all__ = ["PixelShuffle", "PixelUnshuffle", "ChannelShuffle"]

@@ -1,6 +1,6 @@
 """Datasets: the map-style ``Dataset`` (``__getitem__`` + ``__len__``), the stream-style ``IterableDataset``
-(``__iter__``), and the combinators TensorDataset, Subset, ConcatDataset, ChainDataset and ``random_split``,
-with PyTorch's semantics and error messages."""
+(``__iter__``), and the combinators TensorDataset, StackDataset, Subset, ConcatDataset, ChainDataset and
+``random_split``, with PyTorch's semantics and error messages."""
 from __future__ import annotations
 
 import bisect
@@ -49,6 +49,31 @@ class TensorDataset(Dataset):
 
     def __len__(self) -> int:
         return self.tensors[0].size(0)
+
+
+class StackDataset(Dataset):
+    """Several datasets of the same length side by side: sample ``i`` is the tuple (``StackDataset(a, b)``) or dict
+    (``StackDataset(x=a, y=b)``) of their samples ``i``."""
+
+    def __init__(self, *args: Dataset, **kwargs: Dataset):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        self.datasets = args or kwargs
+        sizes = [len(d) for d in (args or kwargs.values())]
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError("Size mismatch between datasets")
+        self._length = sizes[0]
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class Subset(Dataset):

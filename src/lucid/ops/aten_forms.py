@@ -1,0 +1,211 @@
+"""PyTorch's top-level forms of nn.functional (``torch.conv2d``, ``torch.dropout``, ``torch.embedding``, ...) and the
+numpy-style and composite elementwise names (``absolute``, ``addcmul``, ``deg2rad``, ``sgn``, ``signbit``, ...).
+
+Most top-level forms are nn.functional's functions themselves, as in PyTorch. Six have ATen's own argument order,
+which differs from nn.functional's: ``dropout(input, p, train)``, ``batch_norm`` and ``instance_norm`` (weight and
+bias first, every argument required), ``embedding(weight, indices, ...)``, and the losses ``kl_div`` and
+``binary_cross_entropy_with_logits``, whose ``reduction`` is ATen's integer (0 none, 1 mean, 2 sum).
+"""
+from __future__ import annotations
+
+import inspect
+import math
+
+from .._tensor import Tensor
+from . import composites as _composites
+from . import elementwise as _ew
+from . import loss as _loss
+from . import nn_basic as _nn
+from . import norm as _norm
+from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
+from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
+from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
+from .pool import (adaptive_avg_pool1d, avg_pool1d, channel_shuffle, max_pool1d, max_pool2d, max_pool3d,  # noqa: F401
+                   pixel_shuffle, pixel_unshuffle)
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _reduction(reduction) -> str:
+    if reduction not in _REDUCTIONS:
+        raise RuntimeError(f"{reduction} is not a valid value for reduction")
+    return _REDUCTIONS[reduction]
+
+
+def dropout(input, p: float, train: bool) -> Tensor:
+    """ATen's dropout: ``nn.functional.dropout(input, p, training=train)``."""
+    return _nn.dropout(input, p, train)
+
+
+def batch_norm(input, weight, bias, running_mean, running_var, training: bool, momentum: float, eps: float,
+               cudnn_enabled: bool) -> Tensor:
+    """ATen's batch_norm (weight and bias before the running statistics; ``cudnn_enabled`` has no effect)."""
+    return _norm.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def instance_norm(input, weight, bias, running_mean, running_var, use_input_stats: bool, momentum: float, eps: float,
+                  cudnn_enabled: bool) -> Tensor:
+    """ATen's instance_norm (weight and bias before the running statistics; ``cudnn_enabled`` has no effect)."""
+    return _norm.instance_norm(input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
+
+
+def embedding(weight, indices, padding_idx: int = -1, scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
+    """ATen's embedding: the table first, and ``padding_idx=-1`` meaning none."""
+    return _nn.embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                         scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+
+
+def kl_div(input, target, reduction: int = 1, *, log_target: bool = False) -> Tensor:
+    """ATen's kl_div: ``reduction`` is 0 (none), 1 (mean) or 2 (sum); its mean does not warn (nn.functional's does)."""
+    red = _reduction(reduction)
+    loss = _loss.kl_div(input, target, reduction="none" if red == "mean" else red, log_target=log_target)
+    return loss.mean() if red == "mean" else loss
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction: int = 1) -> Tensor:
+    """ATen's binary_cross_entropy_with_logits: ``reduction`` is 0 (none), 1 (mean) or 2 (sum)."""
+    return _loss.binary_cross_entropy_with_logits(input, target, weight, reduction=_reduction(reduction),
+                                                  pos_weight=pos_weight)
+
+
+def alpha_dropout(input, p: float, train: bool) -> Tensor:
+    """ATen's alpha_dropout: ``nn.functional.alpha_dropout(input, p, training=train)``."""
+    return _nn.alpha_dropout(input, p, train)
+
+
+def cosine_embedding_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1) -> Tensor:
+    """ATen's cosine_embedding_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.cosine_embedding_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def hinge_embedding_loss(input, target, margin: float = 1.0, reduction: int = 1) -> Tensor:
+    """ATen's hinge_embedding_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.hinge_embedding_loss(input, target, margin, reduction=_reduction(reduction))
+
+
+def margin_ranking_loss(input1, input2, target, margin: float = 0.0, reduction: int = 1) -> Tensor:
+    """ATen's margin_ranking_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.margin_ranking_loss(input1, input2, target, margin, reduction=_reduction(reduction))
+
+
+def poisson_nll_loss(input, target, log_input: bool, full: bool, eps: float, reduction: int) -> Tensor:
+    """ATen's poisson_nll_loss: every argument required, ``reduction`` 0 none, 1 mean, 2 sum."""
+    return _loss.poisson_nll_loss(input, target, log_input, full, eps=eps, reduction=_reduction(reduction))
+
+
+def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
+                        swap: bool = False, reduction: int = 1) -> Tensor:
+    """ATen's triplet_margin_loss (``reduction`` 0 none, 1 mean, 2 sum)."""
+    return _loss.triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                     reduction=_reduction(reduction))
+
+
+# ---------------------------------------------------------------------------------------------- elementwise
+def absolute(input) -> Tensor:
+    """Alias for ``abs``."""
+    return _ew.abs(input)
+
+
+def _as_float(input: Tensor) -> Tensor:
+    """Integer and bool inputs compute in the default float dtype, as PyTorch's float-only ops do."""
+    return input if input.is_floating_point() or input.is_complex() else input.float()
+
+
+def deg2rad(input) -> Tensor:
+    """Degrees to radians."""
+    return _ew.mul(_as_float(input), math.pi / 180.0)
+
+
+def rad2deg(input) -> Tensor:
+    """Radians to degrees."""
+    return _ew.mul(_as_float(input), 180.0 / math.pi)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 * tensor2``."""
+    return _ew.add(input, _ew.mul(tensor1, tensor2), alpha=value)
+
+
+def _integer_addcdiv(tensor1, tensor2) -> bool:
+    return not (tensor1.is_floating_point() or tensor1.is_complex()) and \
+        not (tensor2.is_floating_point() or tensor2.is_complex())
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
+    """``input + value * tensor1 / tensor2``."""
+    if _integer_addcdiv(tensor1, tensor2):
+        raise RuntimeError("Integer division with addcdiv is no longer supported, and in a future release addcdiv will "
+                           "perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+                           "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+                           "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+                           "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+                           "for all dtypes.")
+    return _ew.add(input, _ew.div(tensor1, tensor2), alpha=value)
+
+
+def heaviside(input, values) -> Tensor:
+    """The Heaviside step: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``."""
+    if input.dtype != values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    step = _ew.gt(input, 0).to(input.dtype)
+    return _ew.where(_ew.eq(input, 0), values, step)
+
+
+def sgn(input) -> Tensor:
+    """``sign`` for real inputs; ``input / |input|`` (0 at 0) for complex ones."""
+    if not input.is_complex():
+        return _ew.sign(input)
+    mag = _ew.abs(input)
+    unit = _ew.where(_ew.eq(mag, 0), 0.0, _ew.div(input, _ew.where(_ew.eq(mag, 0), 1.0, mag)))
+    return unit
+
+
+def signbit(input) -> Tensor:
+    """True where the sign bit is set: negative values, and -0.0."""
+    if input.is_complex():
+        raise RuntimeError("signbit is not implemented for complex tensors.")
+    neg = _ew.lt(input, 0)
+    if input.is_floating_point():  # -0.0 == 0 but 1 / -0.0 is -inf
+        neg = _ew.logical_or(neg, _ew.logical_and(_ew.eq(input, 0), _ew.lt(_ew.reciprocal(input), 0)))
+    return neg
+
+
+def _inplace(fn):
+    def method(self, *args, **kwargs):
+        return self.copy_(fn(self, *args, **kwargs))
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place version of ``{fn.__name__}``."
+    sig = inspect.signature(fn)
+    first, *rest = sig.parameters.values()
+    method.__signature__ = sig.replace(parameters=[first.replace(name="self"), *rest])
+    return method
+
+
+for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn, signbit):
+    setattr(Tensor, _fn.__name__, _fn)
+for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn):
+    setattr(Tensor, _fn.__name__ + "_", _inplace(_fn))
+# the in-place forms PyTorch has and lucid's ops do not declare: the out-of-place result written back (cast to the
+# tensor's dtype, as PyTorch's in-place comparisons give 1.0/0.0 in a float tensor)
+for _name in ("tan", "rsqrt", "log2", "log10", "lt", "le", "gt", "ge", "eq", "ne", "greater", "greater_equal", "less",
+              "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+              "bitwise_or", "bitwise_xor", "bitwise_not", "true_divide"):
+    setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
+Tensor.ldexp_ = _inplace(_composites.ldexp)
+Tensor.clip, Tensor.clip_, Tensor.fix, Tensor.fix_ = Tensor.clamp, Tensor.clamp_, Tensor.trunc, Tensor.trunc_
+Tensor.negative_ = Tensor.neg_
+Tensor.absolute_ = Tensor.abs_
+Tensor.multiply_ = Tensor.mul_
+Tensor.divide_ = Tensor.div_
+Tensor.subtract_ = Tensor.sub_
+
+
+
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "layer_norm",
+           "group_norm", "batch_norm", "instance_norm", "dropout", "embedding", "max_pool1d", "max_pool2d",
+           "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
+           "pairwise_distance", "kl_div", "binary_cross_entropy_with_logits", "bilinear", "rms_norm", "alpha_dropout",
+           "channel_shuffle",
+           "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
+           "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
+           "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]
