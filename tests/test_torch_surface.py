@@ -89,11 +89,11 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 85.9,
+    '': 86.3,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
-    'optim': 66.6,
+    'optim': 78.9,
     'optim.lr_scheduler': 100.0,
     'linalg': 57.5,
     'fft': 84.2,
@@ -105,8 +105,8 @@ FLOOR = {
     'nn.utils': 72.2,
     'amp': 100.0,
     'testing': 50.0,
-    'Tensor': 87.9,
-    'overall': 86.2,
+    'Tensor': 88.7,
+    'overall': 86.7,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
@@ -122,8 +122,8 @@ TODO = {
         lu_solve lu_unpack masked_scatter matrix_exp max_pool1d_with_indices mode nanquantile nextafter
         orgqr ormqr poisson polar put quantile renorm rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell
         scatter_reduce select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype
-        set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled slice_scatter sparse_coo_tensor
-        spmm stft triangular_solve unravel_index vmap
+        set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled slice_scatter stft triangular_solve
+        unravel_index vmap
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -142,7 +142,7 @@ TODO = {
         multilabel_margin_loss triplet_margin_with_distance_loss
     """.split(),
     'optim': """
-        ASGD Adafactor Muon Rprop SparseAdam swap_in_optimizer_params_and_state
+        Adafactor Muon SparseAdam swap_in_optimizer_params_and_state
     """.split(),
     'linalg': """
         cond cross diagonal eigvals householder_product ldl_factor ldl_factor_ex ldl_solve lu lu_factor
@@ -167,11 +167,11 @@ TODO = {
         addbmm addbmm_ angle as_strided as_strided_ as_strided_scatter bitwise_left_shift
         bitwise_left_shift_ bitwise_right_shift bitwise_right_shift_ cholesky_inverse coalesce
         conj_physical_ dense_dim fill_diagonal_ float_power_ frexp gcd gcd_ geqrf histogram index
-        index_reduce index_reduce_ indices is_coalesced is_sparse istft lcm lcm_ logcumsumexp lu lu_solve
+        index_reduce index_reduce_ indices is_coalesced istft lcm lcm_ logcumsumexp lu lu_solve
         masked_scatter masked_scatter_ matrix_exp mode name nanquantile new_empty_strided nextafter
         nextafter_ orgqr ormqr put put_ quantile renorm renorm_ resize resize_as scatter_reduce
-        scatter_reduce_ select_scatter slice_scatter sparse_dim sparse_mask stft to_dense to_sparse
-        to_sparse_coo triangular_solve unfold values
+        scatter_reduce_ select_scatter slice_scatter sparse_dim sparse_mask stft triangular_solve unfold
+        values
     """.split(),
 }
 
