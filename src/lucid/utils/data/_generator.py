@@ -22,7 +22,15 @@ _U64 = 1 << 64
 
 class Generator:
     """A random number generator with its own state: ``Generator().manual_seed(0)`` makes the shuffles of a
-    ``DataLoader(..., shuffle=True, generator=g)`` reproducible without touching lucid's global seed."""
+    ``DataLoader(..., shuffle=True, generator=g)`` reproducible without touching lucid's global seed.
+
+    :param device: accepted for PyTorch's signature (MLX's random draws are device independent).
+
+    >>> import lucid
+    >>> g = lucid.Generator().manual_seed(0)
+    >>> g.initial_seed()
+    0
+    """
 
     def __init__(self, device="cpu"):
         self.device = _dtype.device(device)
