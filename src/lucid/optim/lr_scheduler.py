@@ -74,7 +74,21 @@ class _LambdaScheduler(LRScheduler):
 
 
 class LambdaLR(_LambdaScheduler):
-    """lr = initial_lr * lr_lambda(epoch), one lambda per group or one for all."""
+    """lr = initial_lr * lr_lambda(epoch), one lambda per group or one for all.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param lr_lambda: a function of the epoch, or a list of them (one per param group).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.LambdaLR(opt, lambda e: 0.5 ** e)
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.25, 0.125]
+    """
 
     def get_lr(self):
         self._warn_outside_step()
@@ -82,7 +96,12 @@ class LambdaLR(_LambdaScheduler):
 
 
 class MultiplicativeLR(_LambdaScheduler):
-    """lr = lr * lr_lambda(epoch) at each step after the first."""
+    """lr = lr * lr_lambda(epoch) at each step after the first.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param lr_lambda: a function of the epoch giving the factor, or a list of them (one per param group).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
         lambdas = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
@@ -100,7 +119,22 @@ class MultiplicativeLR(_LambdaScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the rates by ``gamma`` every ``step_size`` epochs: lr = initial_lr * gamma ** (epoch // step_size)."""
+    """Multiply the rates by ``gamma`` every ``step_size`` epochs: lr = initial_lr * gamma ** (epoch // step_size).
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param step_size: epochs between decays.
+    :param gamma: the decay factor.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.1)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [1.0, 0.1, 0.1, 0.01]
+    """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
         self.step_size = step_size
@@ -118,7 +152,22 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the rates by ``gamma`` at each milestone (by gamma ** k for a milestone listed k times)."""
+    """Multiply the rates by ``gamma`` at each milestone (by gamma ** k for a milestone listed k times).
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param milestones: the epochs at which to decay (increasing).
+    :param gamma: the decay factor.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.5, 0.25, 0.25]
+    """
 
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
         self.milestones = Counter(milestones)
@@ -137,7 +186,13 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """lr = initial_lr * factor until epoch ``total_iters``, then initial_lr."""
+    """lr = initial_lr * factor until epoch ``total_iters``, then initial_lr.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param factor: the factor before ``total_iters``, in (0, 1].
+    :param total_iters: the epoch at which the factor ends.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1):
         if factor > 1.0 or factor < 0:
@@ -161,7 +216,23 @@ class ConstantLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     """The factor on initial_lr moves linearly from ``start_factor`` to ``end_factor`` over ``total_iters``
-    epochs, then stays."""
+    epochs, then stays.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param start_factor: the factor at epoch 0, in (0, 1].
+    :param end_factor: the factor from ``total_iters`` on, in [0, 1].
+    :param total_iters: the epochs of the ramp.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.75, 1.0]
+    """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1):
@@ -191,7 +262,12 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """lr = initial_lr * gamma ** epoch."""
+    """lr = initial_lr * gamma ** epoch.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param gamma: the decay factor per epoch.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
         self.gamma = gamma
@@ -208,7 +284,13 @@ class ExponentialLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param total_iters: the epochs over which the rate decays to 0.
+    :param power: the polynomial's power.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1):
         self.total_iters = total_iters
@@ -233,7 +315,22 @@ class CosineAnnealingLR(LRScheduler):
     computed recursively as PyTorch does:
     ``lr_{t+1} = eta_min + (lr_t - eta_min) * (1 + cos(pi (t+1) / T_max)) / (1 + cos(pi t / T_max))``, which
     follows the closed form ``eta_min + (initial_lr - eta_min) (1 + cos(pi t / T_max)) / 2`` when nothing else
-    changes the rate."""
+    changes the rate.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param T_max: the half period, in epochs.
+    :param eta_min: the lowest rate.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+    >>> lrs = []
+    >>> for _ in range(2):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.0]
+    """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):
         self.T_max = T_max
@@ -291,7 +388,13 @@ class _Composite(LRScheduler):
 
 class SequentialLR(_Composite):
     """Run ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``; each one starts from its own epoch
-    0 when its turn comes."""
+    0 when its turn comes.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param schedulers: the schedulers, in order (all of ``optimizer``).
+    :param milestones: the epochs at which the next scheduler takes over (one fewer than the schedulers).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1):
         if len(schedulers) < 1:
@@ -333,7 +436,11 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
-    """Step every scheduler of the chain at each ``step()``; their effects compose."""
+    """Step every scheduler of the chain at each ``step()``; their effects compose.
+
+    :param schedulers: the schedulers to step together.
+    :param optimizer: their optimizer (default: the first scheduler's).
+    """
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None):
         if len(schedulers) < 1:
@@ -357,7 +464,18 @@ class ReduceLROnPlateau(LRScheduler):
     ``step(metric)`` takes a Python number or a 0-d Tensor (its value is read: this is where the training loop looks
     at the metric). Improvement means ``< best * (1 - threshold)`` (mode "min", threshold_mode "rel"), ``< best -
     threshold`` ("abs"), and the mirror images for mode "max". After a reduction, ``cooldown`` epochs pass before bad
-    epochs count again; rates never go below ``min_lr`` and changes smaller than ``eps`` are skipped."""
+    epochs count again; rates never go below ``min_lr`` and changes smaller than ``eps`` are skipped.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param mode: 'min' (the metric should fall) or 'max' (rise).
+    :param factor: the factor applied to the rates (< 1).
+    :param patience: epochs without improvement tolerated before reducing.
+    :param threshold: what counts as an improvement (relative or absolute, by ``threshold_mode``).
+    :param threshold_mode: 'rel' or 'abs'.
+    :param cooldown: epochs to wait after a reduction before counting again.
+    :param min_lr: a lower bound on the rates (a number, or one per param group).
+    :param eps: a reduction smaller than this is skipped.
+    """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
@@ -456,7 +574,22 @@ class CyclicLR(LRScheduler):
     """Cyclical learning rates (Smith 2017): the rate goes from ``base_lr`` up to ``max_lr`` in ``step_size_up``
     steps and back down in ``step_size_down``; "triangular2" halves the amplitude each cycle, "exp_range" scales it
     by ``gamma ** iteration``; a custom ``scale_fn`` overrides ``mode``. With ``cycle_momentum`` the momentum (or
-    beta1) runs inversely between ``max_momentum`` and ``base_momentum``. Step it after every batch."""
+    beta1) runs inversely between ``max_momentum`` and ``base_momentum``. Step it after every batch.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param base_lr: the lower rate of the cycle (a number or one per group).
+    :param max_lr: the upper rate of the cycle (a number or one per group).
+    :param step_size_up: steps of the rising half.
+    :param step_size_down: steps of the falling half (default ``step_size_up``).
+    :param mode: 'triangular', 'triangular2' or 'exp_range'.
+    :param gamma: the 'exp_range' factor per iteration.
+    :param scale_fn: a custom amplitude scaling (overrides ``mode``).
+    :param scale_mode: whether ``scale_fn`` takes the 'cycle' or the 'iterations'.
+    :param cycle_momentum: cycle the momentum (or beta1) inversely to the rate.
+    :param base_momentum: the lower momentum.
+    :param max_momentum: the upper momentum.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000, step_size_down=None,
                  mode: str = "triangular", gamma: float = 1.0, scale_fn=None, scale_mode: str = "cycle",
@@ -552,7 +685,14 @@ class CyclicLR(LRScheduler):
 class CosineAnnealingWarmRestarts(LRScheduler):
     """SGDR (Loshchilov & Hutter): cosine annealing from initial_lr to ``eta_min`` over ``T_i`` epochs, then a
     restart with ``T_i *= T_mult``. ``step(epoch)`` accepts fractional epochs (call it per batch with
-    ``epoch + i / iters``)."""
+    ``epoch + i / iters``).
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param T_0: the epochs of the first period.
+    :param T_mult: the factor on the period after each restart (an int >= 1).
+    :param eta_min: the lowest rate.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1):
         if T_0 <= 0 or not isinstance(T_0, int):
@@ -603,7 +743,23 @@ class OneCycleLR(LRScheduler):
     """The 1cycle policy (Smith & Topin): warm up from ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of
     ``total_steps``, then anneal (cosine or linear) to ``initial_lr / final_div_factor``; ``three_phase`` comes back
     down to the initial rate symmetrically before the final annealing. Momentum (or beta1) cycles inversely. Step it
-    after every batch; stepping past ``total_steps`` is an error."""
+    after every batch; stepping past ``total_steps`` is an error.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param max_lr: the peak rate (a number or one per group).
+    :param total_steps: the cycle's steps (or give ``epochs`` and ``steps_per_epoch``).
+    :param epochs: with ``steps_per_epoch``, the cycle's length.
+    :param steps_per_epoch: with ``epochs``, the cycle's length.
+    :param pct_start: the share of the cycle spent warming up.
+    :param anneal_strategy: 'cos' or 'linear'.
+    :param cycle_momentum: cycle the momentum (or beta1) inversely to the rate.
+    :param base_momentum: the lower momentum.
+    :param max_momentum: the upper momentum.
+    :param div_factor: the initial rate is ``max_lr / div_factor``.
+    :param final_div_factor: the final rate is ``initial_lr / final_div_factor``.
+    :param three_phase: come back down to the initial rate before the final annealing.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
                  steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",

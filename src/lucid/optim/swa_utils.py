@@ -30,7 +30,11 @@ def _check_decay(decay) -> None:
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    """An exponential moving average over lists, in place: ``ema <- decay * ema + (1 - decay) * current``."""
+    """An exponential moving average over lists, in place: ``ema <- decay * ema + (1 - decay) * current``.
+
+    :param decay: the EMA decay, in [0, 1].
+    :returns: a ``multi_avg_fn`` for ``AveragedModel``.
+    """
     _check_decay(decay)
 
     def ema_update(ema_param_list, current_param_list, _):
@@ -63,7 +67,11 @@ def get_swa_multi_avg_fn():
 
 
 def get_ema_avg_fn(decay=0.999):
-    """An exponential moving average, one tensor at a time: returns ``decay * ema + (1 - decay) * current``."""
+    """An exponential moving average, one tensor at a time: returns ``decay * ema + (1 - decay) * current``.
+
+    :param decay: the EMA decay, in [0, 1].
+    :returns: an ``avg_fn`` for ``AveragedModel``.
+    """
     _check_decay(decay)
 
     def ema_update(ema_param, current_param, num_averaged):
@@ -96,6 +104,12 @@ class AveragedModel(Module):
         use_buffers: average the buffers too (else they are copied from the model at each update).
 
     The buffer ``n_averaged`` (int64) counts the updates; ``state_dict`` holds ``module.*`` and ``n_averaged``.
+
+    :param model: the model to average (deep-copied).
+    :param device: accepted for PyTorch's signature (unified memory).
+    :param avg_fn: ``avg_fn(averaged, current, num_averaged)`` for one tensor (default: the equal-weight mean).
+    :param multi_avg_fn: the same over lists of tensors, in place (``get_ema_multi_avg_fn(decay)`` for an EMA).
+    :param use_buffers: average the buffers too (else they are copied from the last model).
     """
 
     def __init__(self, model: Module, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):
@@ -153,7 +167,12 @@ class AveragedModel(Module):
 
 def update_bn(loader, model: Module, device=None) -> None:
     """Recompute the running statistics of ``model``'s BatchNorm layers with one pass over ``loader`` (each item an
-    input, or a list/tuple whose first element is the input), as a cumulative average (momentum None)."""
+    input, or a list/tuple whose first element is the input), as a cumulative average (momentum None).
+
+    :param loader: an iterable of inputs (or of lists/tuples whose first element is the input).
+    :param model: the model whose BatchNorm statistics are recomputed.
+    :param device: accepted for PyTorch's signature.
+    """
     with no_grad():
         momenta = {}
         for module in model.modules():
@@ -187,6 +206,12 @@ class SWALR(LRScheduler):
         anneal_epochs: epochs of annealing (an int >= 0).
         anneal_strategy: ``"cos"`` or ``"linear"``.
         last_epoch: the index of the last epoch.
+
+    :param optimizer: the optimizer.
+    :param swa_lr: the SWA learning rate (a number, or one per param group).
+    :param anneal_epochs: epochs of the annealing.
+    :param anneal_strategy: 'cos' or 'linear'.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
     """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):
