@@ -79,9 +79,9 @@ GROUPS = {
 # ---------------------------------------------------------------------------------------------------- coverage
 def parameters(obj) -> list[str]:
     """The named arguments a caller passes (not self/cls, not *args/**kwargs)."""
+    if isinstance(obj, property) or not (inspect.isclass(obj) or inspect.isroutine(obj)):
+        return []  # a callable instance (``biject_to``) is documented by its class
     target = obj.__init__ if inspect.isclass(obj) else obj
-    if isinstance(obj, property):
-        return []
     try:
         sig = inspect.signature(target)
     except (TypeError, ValueError):

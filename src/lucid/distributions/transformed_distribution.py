@@ -21,6 +21,10 @@ class TransformedDistribution(Distribution):
         base_distribution: the distribution of x.
         transforms: a Transform or a list of them.
         validate_args: as for every distribution.
+
+    :param base_distribution: the distribution transformed (or whose batch dims are reinterpreted).
+    :param transforms: a transform or a list of them, applied in order to the base distribution's samples.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
     """
 
     arg_constraints: dict = {}
