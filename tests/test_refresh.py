@@ -22,8 +22,8 @@ def test_every_generated_block_is_what_the_measurements_render():
         for name, content in refresh.blocks(page.read_text()):
             seen.add(name)
             assert content == refresh.rendered(name, content, DATA), (
-                f"{page.name}: the {name} block differs from docs/measurements.json: run `python -m docs.refresh render`"
-                " (or measure again), never edit it by hand")
+                f"{page.name}: the {name} block differs from docs/measurements.json: run `python -m docs.refresh "
+                "render` (or measure again), never edit it by hand")
     assert seen == set(refresh.BLOCKS)
 
 

@@ -285,7 +285,8 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     :returns: ``(output, vhp)``, ``vhp`` shaped like the inputs.
 
     >>> import lucid
-    >>> out, vhp = lucid.autograd.functional.vhp(lambda x: (x ** 3).sum(), lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 1.0]))
+    >>> f, x = (lambda t: (t ** 3).sum()), lucid.tensor([1.0, 2.0])
+    >>> out, vhp = lucid.autograd.functional.vhp(f, x, lucid.tensor([1.0, 1.0]))
     >>> vhp
     Tensor([ 6., 12.])
     """
@@ -312,7 +313,8 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     :returns: ``(output, hvp)``, ``hvp`` shaped like the inputs.
 
     >>> import lucid
-    >>> out, hvp = lucid.autograd.functional.hvp(lambda x: (x ** 3).sum(), lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 0.0]))
+    >>> f, x = (lambda t: (t ** 3).sum()), lucid.tensor([1.0, 2.0])
+    >>> out, hvp = lucid.autograd.functional.hvp(f, x, lucid.tensor([1.0, 0.0]))
     >>> hvp
     Tensor([6., 0.])
     """

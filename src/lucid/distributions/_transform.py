@@ -15,10 +15,7 @@ class Transform:
     """The base class of transforms. Subclasses define ``_call`` (x -> y), ``_inverse`` (y -> x) where it exists,
     ``log_abs_det_jacobian``, ``domain``/``codomain``, and ``bijective``/``sign`` where they apply.
 
-    Args:
-        cache_size: 0 (no caching) or 1 (remember the last pair (x, y), matched by identity).
-
-    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    :param cache_size: 0 (no caching) or 1 (remember the last pair (x, y), matched by identity).
     """
 
     bijective = False

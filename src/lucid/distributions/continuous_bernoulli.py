@@ -25,7 +25,9 @@ class ContinuousBernoulli(ExponentialFamily):
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
     :param lims: the interval of probabilities around 0.5 where the normalizer uses its Taylor expansion.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}

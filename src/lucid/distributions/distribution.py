@@ -31,14 +31,9 @@ def all_true(valid: Tensor) -> bool:
 class Distribution:
     """The abstract base class for probability distributions.
 
-    Args:
-        batch_shape: the shape over which the parameters are batched.
-        event_shape: the shape of a single sample (without batching).
-        validate_args: whether to validate the arguments (None: the class default).
-
-    :param batch_shape: the shape of the batch of distributions.
-    :param event_shape: the shape of one sample.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param batch_shape: the shape over which the parameters are batched.
+    :param event_shape: the shape of a single sample (without batching).
+    :param validate_args: whether to validate the arguments (None: the class default).
     """
 
     has_rsample = False

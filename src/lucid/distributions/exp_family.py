@@ -18,7 +18,9 @@ class ExponentialFamily(Distribution):
 
     :param batch_shape: the shape of the batch of distributions.
     :param event_shape: the shape of one sample.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     @property

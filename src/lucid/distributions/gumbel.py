@@ -18,7 +18,9 @@ class Gumbel(TransformedDistribution):
 
     :param loc: the location (broadcast against the other parameters).
     :param scale: the scale (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}

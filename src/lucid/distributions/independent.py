@@ -16,7 +16,9 @@ class Independent(Distribution):
 
     :param base_distribution: the distribution transformed (or whose batch dims are reinterpreted).
     :param reinterpreted_batch_ndims: how many rightmost batch dims become event dims.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints: dict = {}

@@ -19,7 +19,9 @@ class InverseGamma(TransformedDistribution):
 
     :param concentration: the concentration (> 0).
     :param rate: the rate (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}

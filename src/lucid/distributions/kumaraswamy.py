@@ -27,7 +27,9 @@ class Kumaraswamy(TransformedDistribution):
 
     :param concentration1: the first concentration, alpha (> 0).
     :param concentration0: the second concentration, beta (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}

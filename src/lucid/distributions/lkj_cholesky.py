@@ -23,7 +23,9 @@ class LKJCholesky(Distribution):
 
     :param dim: the size of the matrices.
     :param concentration: eta (> 0): 1 is uniform over correlation matrices.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"concentration": constraints.positive}

@@ -42,7 +42,9 @@ class LowRankMultivariateNormal(Distribution):
     :param loc: the location (broadcast against the other parameters).
     :param cov_factor: the low-rank factor W of the covariance ``W W^T + diag(cov_diag)``, shape (..., event, rank).
     :param cov_diag: the diagonal part of the covariance (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),

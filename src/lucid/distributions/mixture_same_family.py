@@ -19,7 +19,9 @@ class MixtureSameFamily(Distribution):
 
     :param mixture_distribution: a Categorical over the components (batch shape the components' minus the last dim).
     :param component_distribution: the components, a distribution whose rightmost batch dim indexes them.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints: dict = {}

@@ -50,10 +50,13 @@ class MultivariateNormal(Distribution):
     The batch shape broadcasts ``loc.shape[:-1]`` with the matrix's batch dimensions.
 
     :param loc: the mean vector, shape (..., event).
-    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix, precision_matrix, scale_tril).
+    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix,
+        precision_matrix, scale_tril).
     :param precision_matrix: a positive-definite precision (inverse covariance) matrix.
     :param scale_tril: a lower-triangular factor of the covariance with a positive diagonal.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,

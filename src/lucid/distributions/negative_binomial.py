@@ -22,7 +22,9 @@ class NegativeBinomial(BinaryParams, Distribution):
     :param total_count: the number of failures before the stop (> 0).
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),

@@ -18,7 +18,9 @@ class Normal(ExponentialFamily):
 
     :param loc: the mean.
     :param scale: the standard deviation (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
 
     >>> import lucid
     >>> d = lucid.distributions.Normal(0.0, 1.0)

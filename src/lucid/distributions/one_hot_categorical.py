@@ -17,7 +17,9 @@ class OneHotCategorical(Distribution):
 
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -91,7 +93,9 @@ class OneHotCategoricalStraightThrough(OneHotCategorical):
 
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     has_rsample = True

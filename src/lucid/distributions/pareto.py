@@ -15,7 +15,9 @@ class Pareto(TransformedDistribution):
 
     :param scale: the minimum value, x_m (> 0).
     :param alpha: the shape (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}

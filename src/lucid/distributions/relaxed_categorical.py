@@ -22,7 +22,9 @@ class ExpRelaxedCategorical(Distribution):
     :param temperature: the relaxation temperature (> 0; smaller is closer to discrete).
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
@@ -83,7 +85,9 @@ class RelaxedOneHotCategorical(TransformedDistribution):
     :param temperature: the relaxation temperature (> 0; smaller is closer to discrete).
     :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
     :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}

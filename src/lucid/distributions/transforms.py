@@ -212,14 +212,11 @@ class AbsTransform(Transform):
 class AffineTransform(Transform):
     """y = loc + scale * x, pointwise.
 
-    Args:
-        loc, scale: Tensors or numbers.
-        event_dim: the size of the event shape (0: univariate, 1: vectors, ...), summed over in
-            ``log_abs_det_jacobian``.
+    :param loc: Tensors or numbers.
+    :param scale: Tensors or numbers.
+    :param event_dim: the size of the event shape (0: univariate, 1: vectors, ...), summed over in
+        ``log_abs_det_jacobian``.
 
-    :param loc: the shift.
-    :param scale: the multiplier.
-    :param event_dim: how many rightmost dims form one event (for the log-determinant).
     :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
     """
 

@@ -26,7 +26,9 @@ class VonMises(Distribution):
 
     :param loc: the mean angle, in radians.
     :param concentration: the concentration, kappa (> 0).
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}

@@ -39,10 +39,13 @@ class Wishart(ExponentialFamily):
     decomposition); ``rsample(max_try_correction=...)`` redraws singular samples as PyTorch does.
 
     :param df: the degrees of freedom (> event size - 1).
-    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix, precision_matrix, scale_tril).
+    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix,
+        precision_matrix, scale_tril).
     :param precision_matrix: a positive-definite precision (inverse covariance) matrix.
     :param scale_tril: a lower-triangular factor of the covariance with a positive diagonal.
-    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising PyTorch's ValueError; default ``Distribution._validate_args`` (True unless ``set_default_validate_args(False)``).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
     """
 
     support = constraints.positive_definite

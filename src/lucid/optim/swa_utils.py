@@ -95,21 +95,15 @@ class AveragedModel(Module):
     """A copy of ``model`` (``self.module``) whose parameters are averaged over the models passed to
     ``update_parameters`` (``torch.optim.swa_utils.AveragedModel``).
 
-    Args:
-        model: the model to average (deep-copied).
-        device: where to keep the copy (None: where the model is).
-        avg_fn: ``avg_fn(averaged, current, num_averaged) -> Tensor``, one tensor at a time.
-        multi_avg_fn: ``multi_avg_fn(averaged_list, current_list, num_averaged)``, updating the lists in place.
-            With neither, the equal-weight mean (SWA).
-        use_buffers: average the buffers too (else they are copied from the model at each update).
+    :param model: the model to average (deep-copied).
+    :param device: where to keep the copy (None: where the model is).
+    :param avg_fn: ``avg_fn(averaged, current, num_averaged) -> Tensor``, one tensor at a time.
+    :param multi_avg_fn: ``multi_avg_fn(averaged_list, current_list, num_averaged)``, updating the lists in place.
+        With neither, the equal-weight mean (SWA).
+    :param use_buffers: average the buffers too (else they are copied from the model at each update).
 
     The buffer ``n_averaged`` (int64) counts the updates; ``state_dict`` holds ``module.*`` and ``n_averaged``.
 
-    :param model: the model to average (deep-copied).
-    :param device: accepted for PyTorch's signature (unified memory).
-    :param avg_fn: ``avg_fn(averaged, current, num_averaged)`` for one tensor (default: the equal-weight mean).
-    :param multi_avg_fn: the same over lists of tensors, in place (``get_ema_multi_avg_fn(decay)`` for an EMA).
-    :param use_buffers: average the buffers too (else they are copied from the last model).
     """
 
     def __init__(self, model: Module, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):
@@ -200,18 +194,11 @@ class SWALR(LRScheduler):
     """Anneal each param group's learning rate to ``swa_lr`` over ``anneal_epochs`` epochs, then hold it
     (``torch.optim.swa_utils.SWALR``).
 
-    Args:
-        optimizer: the wrapped optimizer.
-        swa_lr: the final learning rate, for all groups or one per group (stored as ``group["swa_lr"]``).
-        anneal_epochs: epochs of annealing (an int >= 0).
-        anneal_strategy: ``"cos"`` or ``"linear"``.
-        last_epoch: the index of the last epoch.
-
-    :param optimizer: the optimizer.
-    :param swa_lr: the SWA learning rate (a number, or one per param group).
-    :param anneal_epochs: epochs of the annealing.
-    :param anneal_strategy: 'cos' or 'linear'.
-    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    :param optimizer: the wrapped optimizer.
+    :param swa_lr: the final learning rate, for all groups or one per group (stored as ``group["swa_lr"]``).
+    :param anneal_epochs: epochs of annealing (an int >= 0).
+    :param anneal_strategy: ``"cos"`` or ``"linear"``.
+    :param last_epoch: the index of the last epoch.
     """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):

@@ -212,7 +212,8 @@ class KLDivLoss(_Loss):
 
     :param size_average: deprecated (use ``reduction``): False means 'sum'.
     :param reduce: deprecated (use ``reduction``): False means 'none'.
-    :param reduction: 'mean' (default; over every element), 'batchmean' (over the batch: the KL divergence), 'sum' or 'none'.
+    :param reduction: 'mean' (default; over every element), 'batchmean' (over the batch: the KL divergence), 'sum' or
+        'none'.
     :param log_target: ``target`` holds log-probabilities.
     """
 
