@@ -31,6 +31,8 @@ from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403
+from .ops.numeric import *  # noqa: F401,F403  (gcd, lcm, shifts, frexp, nextafter, angle, polar, logcumsumexp, ...)
+from .ops.scatter_reduce import *  # noqa: F401,F403  (scatter_reduce, index_reduce, masked_scatter, put, ...)
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
 from .ops.special_fns import *  # noqa: F401,F403  (lgamma, digamma, polygamma, mvlgamma, igamma, i0, logit, ...)
