@@ -1,0 +1,126 @@
+"""The top-level forms of ops/torch_forms.py, amp/settings.py, distributions/draws.py and compat's exception types,
+against torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.compat.torch as lt
+
+torch = pytest.importorskip("torch")
+
+
+def _same_error(ours, theirs):
+    with pytest.raises(Exception) as t:
+        theirs()
+    with pytest.raises(type(t.value)) as o:
+        ours()
+    assert str(o.value) == str(t.value)
+
+
+def test_feature_dropouts_and_inplace_dropouts():
+    lucid.manual_seed(0)
+    x = lucid.ones(8, 16, 3)
+    y = lucid.feature_dropout(x, 0.5, True)
+    kept = y.numpy()
+    assert set(np.unique(kept)) <= {0.0, 2.0}
+    assert (kept == kept[:, :, :1]).all()  # whole channels
+    z = lucid.feature_alpha_dropout(x, 0.5, True).numpy()
+    assert (z == z[:, :, :1]).all() and len(np.unique(z)) == 2
+    assert lucid.feature_dropout(x, 0.5, False) is x
+    w = lucid.ones(4)
+    assert lucid.dropout_(w, 0.5, False) is w
+    v = lucid.ones(1000)
+    lucid.dropout_(v, 0.5, True)
+    assert set(np.unique(v.numpy())) == {0.0, 2.0}
+    _same_error(lambda: lucid.feature_dropout(lucid.ones(3), 0.5, True),
+                lambda: torch.feature_dropout(torch.ones(3), 0.5, True))
+
+
+def test_asarray_frombuffer_empty_strided():
+    x = lucid.ones(2, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert lucid.asarray(x) is x
+        assert lucid.asarray(x, copy=True).requires_grad
+    assert not lucid.asarray(x, requires_grad=False).requires_grad
+    _same_error(lambda: lucid.asarray(x, dtype=lucid.float64, copy=False, requires_grad=False),
+                lambda: torch.asarray(torch.ones(2), dtype=torch.float64, copy=False))
+    assert lucid.asarray(np.ones(2)).dtype == lucid.float64
+    a = lucid.asarray([1, 2.5], requires_grad=True)
+    assert a.requires_grad and a.tolist() == [1.0, 2.5]
+    buf = bytearray(b"abcdefgh")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert lucid.frombuffer(buf, dtype=lucid.int16, count=3, offset=1).tolist() == \
+            torch.frombuffer(buf, dtype=torch.int16, count=3, offset=1).tolist()
+        assert lucid.frombuffer(buf, dtype=lucid.float32).tolist() == torch.frombuffer(buf, dtype=torch.float32).tolist()
+        for kw in ({"dtype": "int8"}, {"dtype": "int32", "offset": 5}, {"dtype": "int32", "offset": 1},
+                   {"dtype": "int16", "count": 5}):
+            data = b"" if kw == {"dtype": "int8"} else bytearray(b"abcdefg" if kw.get("offset") == 1 else b"abcdefgh")
+            args = {k: v for k, v in kw.items() if k != "dtype"}
+            _same_error(lambda: lucid.frombuffer(data, dtype=getattr(lucid, kw["dtype"]), **args),
+                        lambda: torch.frombuffer(data, dtype=getattr(torch, kw["dtype"]), **args))
+    assert lucid.empty_strided((2, 3), (3, 1)).shape == (2, 3)
+    assert lucid.ones(2, dtype=lucid.float64).new_empty_strided((2, 3), (3, 1)).dtype == lucid.float64
+    _same_error(lambda: lucid.empty_strided((2, 3), (1,)), lambda: torch.empty_strided((2, 3), (1,)))
+
+
+def test_autocast_setters_drive_the_ops():
+    assert lt.is_autocast_cache_enabled() and not lt.is_autocast_enabled("cpu")
+    lt.set_autocast_enabled("cpu", True)
+    try:
+        assert lt.is_autocast_enabled("cpu")
+        assert lt.mm(lt.ones(2, 2), lt.ones(2, 2)).dtype == lt.bfloat16
+        lt.set_autocast_dtype("cpu", lt.float16)
+        assert lt.mm(lt.ones(2, 2), lt.ones(2, 2)).dtype == lt.float16
+    finally:
+        lt.set_autocast_enabled("cpu", False)
+        lt.set_autocast_dtype("cpu", lt.bfloat16)
+    assert lt.mm(lt.ones(2, 2), lt.ones(2, 2)).dtype == lt.float32
+    with pytest.warns(DeprecationWarning, match="is_autocast_enabled\\('cpu'\\)"):
+        assert lt.is_autocast_cpu_enabled() is False
+    with pytest.warns(DeprecationWarning):
+        assert lt.get_autocast_cpu_dtype() == lt.bfloat16
+    lt.set_autocast_cache_enabled(False)
+    try:
+        assert not lt.is_autocast_cache_enabled()
+        with lt.autocast("cpu") as region:
+            assert region._cache_enabled is False
+    finally:
+        lt.set_autocast_cache_enabled(True)
+
+
+def test_poisson_binomial_statistics_and_errors():
+    lucid.manual_seed(1)
+    rates = lucid.full((20000,), 4.0)
+    draws = lucid.poisson(rates).numpy()
+    assert abs(draws.mean() - 4.0) < 0.1 and abs(draws.var() - 4.0) < 0.25
+    b = lucid.binomial(lucid.full((20000,), 30.0), lucid.tensor([0.2])).numpy()
+    assert b.shape == (20000,) and abs(b.mean() - 6.0) < 0.1 and b.max() <= 30
+    _same_error(lambda: lucid.poisson(lucid.tensor([1, 2])), lambda: torch.poisson(torch.tensor([1, 2])))
+    _same_error(lambda: lucid.binomial(lucid.tensor([1, 2]), lucid.tensor([0.5, 0.5])),
+                lambda: torch.binomial(torch.tensor([1, 2]), torch.tensor([0.5, 0.5])))
+    with pytest.raises(RuntimeError, match="invalid Poisson rate"):
+        lucid.poisson(lucid.tensor([-1.0])).numpy()
+
+
+def test_default_generator_is_the_global_generator():
+    g = lt.default_generator
+    assert isinstance(g, lt.Generator)
+    g.manual_seed(7)
+    assert lt.initial_seed() == 7 == g.initial_seed()
+    a = lt.rand(3)
+    g.manual_seed(7)
+    assert lt.rand(3).tolist() == a.tolist()
+    state = g.get_state()
+    b = lt.rand(2, generator=g)
+    g.set_state(state)
+    assert lt.rand(2).tolist() == b.tolist()
+
+
+def test_compat_exception_types_and_top_level_aliases():
+    assert issubclass(lt.OutOfMemoryError, RuntimeError) and issubclass(lt.AcceleratorError, RuntimeError)
+    assert not issubclass(lt.FatalError, RuntimeError)
+    assert lt.GradScaler is lucid.amp.GradScaler and lt.vmap is lucid.func.vmap
