@@ -91,7 +91,7 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 94.7,
+    '': 95.7,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
@@ -107,17 +107,16 @@ FLOOR = {
     'nn.utils': 72.2,
     'amp': 100.0,
     'testing': 50.0,
-    'Tensor': 94.5,
-    'overall': 91.4,
+    'Tensor': 95.2,
+    'overall': 92.0,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
 TODO = {
     '': """
         adaptive_max_pool1d as_strided as_strided_ as_strided_scatter cholesky_inverse cond ctc_loss geqrf
-        gradient gru gru_cell histogram histogramdd istft lstm lstm_cell lu_solve lu_unpack matrix_exp
-        max_pool1d_with_indices mode nanquantile orgqr ormqr quantile rnn_relu rnn_relu_cell rnn_tanh
-        rnn_tanh_cell stft triangular_solve
+        gru gru_cell istft lstm lstm_cell lu_solve lu_unpack matrix_exp max_pool1d_with_indices orgqr ormqr
+        rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell stft triangular_solve
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -159,8 +158,8 @@ TODO = {
     """.split(),
     'Tensor': """
         as_strided as_strided_ as_strided_scatter cholesky_inverse coalesce dense_dim fill_diagonal_ geqrf
-        histogram indices is_coalesced istft lu lu_solve matrix_exp mode name nanquantile orgqr ormqr
-        quantile resize resize_as sparse_dim sparse_mask stft triangular_solve unfold values
+        indices is_coalesced istft lu lu_solve matrix_exp name orgqr ormqr resize resize_as sparse_dim
+        sparse_mask stft triangular_solve unfold values
     """.split(),
 }
 
