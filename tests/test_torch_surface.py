@@ -91,7 +91,7 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 95.7,
+    '': 96.2,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
@@ -107,16 +107,16 @@ FLOOR = {
     'nn.utils': 72.2,
     'amp': 100.0,
     'testing': 50.0,
-    'Tensor': 95.2,
-    'overall': 92.0,
+    'Tensor': 96.6,
+    'overall': 92.6,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
 TODO = {
     '': """
-        adaptive_max_pool1d as_strided as_strided_ as_strided_scatter cholesky_inverse cond ctc_loss geqrf
-        gru gru_cell istft lstm lstm_cell lu_solve lu_unpack matrix_exp max_pool1d_with_indices orgqr ormqr
-        rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell stft triangular_solve
+        adaptive_max_pool1d cholesky_inverse cond ctc_loss geqrf gru gru_cell istft lstm lstm_cell lu_solve
+        lu_unpack matrix_exp max_pool1d_with_indices orgqr ormqr rnn_relu rnn_relu_cell rnn_tanh
+        rnn_tanh_cell stft triangular_solve
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -157,9 +157,8 @@ TODO = {
         make_tensor
     """.split(),
     'Tensor': """
-        as_strided as_strided_ as_strided_scatter cholesky_inverse coalesce dense_dim fill_diagonal_ geqrf
-        indices is_coalesced istft lu lu_solve matrix_exp name orgqr ormqr resize resize_as sparse_dim
-        sparse_mask stft triangular_solve unfold values
+        cholesky_inverse coalesce dense_dim geqrf indices is_coalesced istft lu lu_solve matrix_exp name
+        orgqr ormqr sparse_dim sparse_mask stft triangular_solve values
     """.split(),
 }
 
