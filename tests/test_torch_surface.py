@@ -91,7 +91,7 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 96.2,
+    '': 96.6,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
@@ -107,16 +107,16 @@ FLOOR = {
     'nn.utils': 72.2,
     'amp': 100.0,
     'testing': 50.0,
-    'Tensor': 96.6,
-    'overall': 92.6,
+    'Tensor': 96.9,
+    'overall': 92.8,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
 TODO = {
     '': """
-        adaptive_max_pool1d cholesky_inverse cond ctc_loss geqrf gru gru_cell istft lstm lstm_cell lu_solve
+        adaptive_max_pool1d cholesky_inverse cond ctc_loss geqrf gru gru_cell lstm lstm_cell lu_solve
         lu_unpack matrix_exp max_pool1d_with_indices orgqr ormqr rnn_relu rnn_relu_cell rnn_tanh
-        rnn_tanh_cell stft triangular_solve
+        rnn_tanh_cell triangular_solve
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -157,8 +157,8 @@ TODO = {
         make_tensor
     """.split(),
     'Tensor': """
-        cholesky_inverse coalesce dense_dim geqrf indices is_coalesced istft lu lu_solve matrix_exp name
-        orgqr ormqr sparse_dim sparse_mask stft triangular_solve values
+        cholesky_inverse coalesce dense_dim geqrf indices is_coalesced lu lu_solve matrix_exp name orgqr
+        ormqr sparse_dim sparse_mask triangular_solve values
     """.split(),
 }
 

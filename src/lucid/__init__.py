@@ -36,6 +36,7 @@ from .ops.scatter_reduce import *  # noqa: F401,F403  (scatter_reduce, index_red
 from .ops.quantile import *  # noqa: F401,F403  (quantile, nanquantile, mode)
 from .ops.histogram import *  # noqa: F401,F403  (histogram, histogramdd, gradient)
 from .ops.strided import *  # noqa: F401,F403  (as_strided, as_strided_, as_strided_scatter)
+from .ops.signal import *  # noqa: F401,F403  (stft, istft)
 from .ops.torch_forms import *  # noqa: F401,F403  (dropout_, feature_dropout, asarray, frombuffer, empty_strided)
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
