@@ -124,3 +124,80 @@ def test_compat_exception_types_and_top_level_aliases():
     assert issubclass(lt.OutOfMemoryError, RuntimeError) and issubclass(lt.AcceleratorError, RuntimeError)
     assert not issubclass(lt.FatalError, RuntimeError)
     assert lt.GradScaler is lucid.amp.GradScaler and lt.vmap is lucid.func.vmap
+
+
+def test_pool_forms_with_indices_match_torch():
+    x = lucid.tensor(np.random.default_rng(0).normal(size=(2, 3, 9)).astype(np.float32))
+    tx = torch.tensor(x.numpy())
+    for ours, theirs in ((lucid.adaptive_max_pool1d(x, 4), torch.adaptive_max_pool1d(tx, 4)),
+                         (lucid.max_pool1d_with_indices(x, 3, 2, 1), torch.max_pool1d_with_indices(tx, 3, 2, 1))):
+        assert len(ours) == 2
+        np.testing.assert_array_equal(ours[0].numpy(), theirs[0].numpy())
+        np.testing.assert_array_equal(ours[1].numpy(), theirs[1].numpy())
+
+
+def test_make_tensor_ranges_dtypes_and_errors():
+    from lucid.compat.torch.testing import make_tensor
+    lucid.manual_seed(0)
+    f = make_tensor(1000, dtype=lt.float32, device="cpu", low=-2, high=3)
+    assert f.dtype == lt.float32 and f.shape == (1000,) and -2 <= f.min().item() and f.max().item() < 3
+    i = make_tensor((50, 4), dtype=lt.int8, device="cpu")
+    assert i.dtype == lt.int8 and -9 <= i.min().item() and i.max().item() <= 9
+    u = make_tensor(500, dtype=lt.uint8, device="cpu", exclude_zero=True)
+    assert u.min().item() >= 1 and u.max().item() <= 9
+    b = make_tensor(200, dtype=lt.bool, device="cpu")
+    assert b.dtype == lt.bool and 0 < b.sum().item() < 200
+    g = make_tensor(2, 3, dtype=lt.float64, device="cpu", requires_grad=True, noncontiguous=True)
+    assert g.requires_grad and g.shape == (2, 3)
+    c = make_tensor(3, dtype=lt.complex64, device="cpu")
+    assert c.dtype == lt.complex64
+    for kw in (dict(dtype=lt.int32, low=3, high=1), dict(dtype=lt.int32, requires_grad=True),
+               dict(dtype=lt.float32, low=float("nan"))):
+        with pytest.raises(ValueError) as ours:
+            make_tensor(2, device="cpu", **kw)
+        with pytest.raises(ValueError) as theirs:
+            torch.testing.make_tensor(2, device="cpu", **{k: getattr(torch, str(v).split(".")[-1])
+                                                          if k == "dtype" else v for k, v in kw.items()})
+        assert str(ours.value).split(",")[0].replace("lucid", "torch") == str(theirs.value).split(",")[0]
+
+
+def test_func_ensembles_batch_norm_and_functionalize():
+    lucid.manual_seed(0)
+    models = [lucid.nn.Linear(3, 2) for _ in range(4)]
+    params, buffers = lt.func.stack_module_state(models)
+    assert params["weight"].shape == (4, 2, 3) and params["weight"].requires_grad and params["weight"].grad_fn is None
+    x = lucid.randn(5, 3)
+    out = lt.func.vmap(lambda p, b, x: lt.func.functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))(
+        params, buffers, x)
+    for k, m in enumerate(models):
+        np.testing.assert_allclose(out[k].numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="Expected at least one model, got 0"):
+        lt.func.stack_module_state([])
+    with pytest.raises(RuntimeError, match="same class"):
+        lt.func.stack_module_state([lucid.nn.Linear(3, 2), lucid.nn.Tanh()])
+    net = lucid.nn.Sequential(lucid.nn.Linear(3, 3), lucid.nn.BatchNorm1d(3))
+    assert lt.func.replace_all_batch_norm_modules_(net) is net
+    assert net[1].running_mean is None and net[1].running_var is None and not net[1].track_running_stats
+    t = lucid.ones(3)
+    assert lt.func.debug_unwrap(t) is t
+
+    def f(a):
+        b = a.clone()
+        b.add_(1.0)
+        a.mul_(2.0)
+        return b * 3
+
+    y = lucid.ones(2)
+    assert lt.func.functionalize(f)(y).tolist() == [6.0, 6.0] and y.tolist() == [2.0, 2.0]
+    with pytest.raises(RuntimeError, match="received invalid argument for remove=foo"):
+        lt.func.functionalize(f, remove="foo")
+
+
+def test_multithreading_switch_and_tensor_name():
+    with lt.autograd.set_multithreading_enabled(False):
+        x = lucid.ones(2, requires_grad=True)
+        (x * 2).sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+    assert lucid.ones(2).name is None
+    with pytest.raises(AttributeError):
+        lucid.ones(2).name = "x"

@@ -26,6 +26,8 @@ inside vmap draw the same values for the whole batch (PyTorch's "same").
 """
 from __future__ import annotations
 
+import functools
+
 import mlx.core as mx
 
 from . import _cpu_route
@@ -480,3 +482,78 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+# ---------------------------------------------------------------------------------------------------- ensembles
+def _stacked_leaf(tensors: list, name: str) -> Tensor:
+    """The tensors stacked into a new leaf (requiring grad if all of them do; mixed flags are refused)."""
+    from .ops.shape import stack
+    flags = {t.requires_grad for t in tensors}
+    if len(flags) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    with gm.no_grad():
+        out = stack(tensors)
+    return out.requires_grad_() if flags == {True} else out
+
+
+def stack_module_state(models) -> tuple:
+    """``(params, buffers)``: dicts from each parameter (buffer) name of ``models`` (modules of one class, all in
+    training or all in eval mode) to the stack of the models' tensors; the stacked parameters are new leaves, for
+    an optimizer, and ``vmap(functional_call)`` runs the ensemble."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    params = [dict(m.named_parameters()) for m in models]
+    buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: _stacked_leaf([p[k] for p in params], k) for k in params[0]},
+            {k: _stacked_leaf([b[k] for b in buffers], k) for k in buffers[0]})
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module in ``root`` (itself included) use batch statistics only: its running mean and
+    variance and its batch count become None and ``track_running_stats`` False (what ``vmap`` over a model with
+    batch norm needs). Returns ``root``, changed in place."""
+    from .nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """The tensor under a transform's wrapper, for debugging. lucid's transforms wrap no tensors (inside them a
+    Tensor holds MLX's traced array directly), so this is ``tensor`` itself."""
+    return tensor
+
+
+_REMOVE_OPTIONS = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove: str = "mutations"):
+    """``func`` with its in-place operations replaced by out-of-place ones (and, with
+    ``remove="mutations_and_views"``, its views by copies), same results, input mutations included. lucid's tensors
+    already hold immutable MLX arrays: an in-place op computes a new array and rebinds the tensor, and a view is a
+    computed tensor written back on change, so ``func`` is already in that form; the returned function calls it."""
+    if remove not in _REMOVE_OPTIONS:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options "
+            "are:\n     remove='mutations': all inplace and out= operators will be removed from the program, and "
+            "replaced with their out-of-place variants.\n     remove='mutations_and_views': In addition to the "
+            "above, all aliasing operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return functionalized
+
+
+__all__ += ["stack_module_state", "replace_all_batch_norm_modules_", "debug_unwrap", "functionalize"]

@@ -1,4 +1,5 @@
-"""More of PyTorch's top-level forms: the ATen dropouts (``dropout_``, ``alpha_dropout_``, ``feature_dropout``,
+"""More of PyTorch's top-level forms: ``adaptive_max_pool1d`` and ``max_pool1d_with_indices`` (both return
+``(values, indices)``), the ATen dropouts (``dropout_``, ``alpha_dropout_``, ``feature_dropout``,
 ``feature_alpha_dropout`` and their in-place forms, all ``(input, p, train)``), the factories ``asarray``,
 ``frombuffer``, ``empty_strided`` (and ``Tensor.new_empty_strided``).
 
@@ -8,7 +9,7 @@ checks its strides' length and makes a contiguous tensor, as ``empty`` (zeros: M
 """
 from __future__ import annotations
 
-__all__ = ["dropout_", "alpha_dropout_", "feature_dropout", "feature_dropout_", "feature_alpha_dropout",
+__all__ = ["adaptive_max_pool1d", "max_pool1d_with_indices", "dropout_", "alpha_dropout_", "feature_dropout", "feature_dropout_", "feature_alpha_dropout",
            "feature_alpha_dropout_", "asarray", "frombuffer", "empty_strided"]
 
 import warnings
@@ -19,7 +20,20 @@ from .. import _creation
 from .._dtype import dtype_name, to_numpy_dtype
 from .._tensor import Tensor
 from . import nn_basic as _nn
+from . import pool as _pool
 from .shape import _size_arg
+
+
+# ---------------------------------------------------------------------------------------------------- pooling
+def adaptive_max_pool1d(input, output_size) -> tuple:
+    """ATen's adaptive_max_pool1d: ``(values, indices)`` (``nn.functional.adaptive_max_pool1d`` with
+    ``return_indices=True``)."""
+    return _pool.adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode: bool = False) -> tuple:
+    """``(values, indices)`` of ``nn.functional.max_pool1d``."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, return_indices=True)
 
 
 # ---------------------------------------------------------------------------------------------------- dropouts
@@ -133,3 +147,4 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
 
 
 Tensor.new_empty_strided = _new_empty_strided
+Tensor.name = property(lambda self: None, doc="PyTorch's read-only ``Tensor.name``: None (no tensor carries a name).")
