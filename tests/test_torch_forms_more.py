@@ -201,3 +201,33 @@ def test_multithreading_switch_and_tensor_name():
     assert lucid.ones(2).name is None
     with pytest.raises(AttributeError):
         lucid.ones(2).name = "x"
+
+
+@pytest.mark.parametrize("pattern, lengths", [
+    ("b h w c -> b h w c", {}), ("b h w c -> (b h) w c", {}), ("b h w c -> h (b w) c", {}),
+    ("b h w c -> b (c h w)", {}), ("b (h1 h) (w1 w) c -> (b h1 w1) h w c", dict(h1=2, w1=2)),
+    ("b (h h1) (w w1) c -> b h w (c h1 w1)", dict(h1=2, w1=2)), ("... c -> c ...", {}),
+    ("b ... c -> (b c) ... 1", {}), ("b ... -> b (...)", {})])
+def test_rearrange_matches_torch(pattern, lengths):
+    x = np.random.default_rng(0).normal(size=(4, 6, 4, 3)).astype(np.float32)
+    ours = lt.func.rearrange(lucid.tensor(x), pattern, **lengths)
+    theirs = torch.func.rearrange(torch.tensor(x), pattern, **lengths)
+    assert tuple(ours.shape) == tuple(theirs.shape)
+    np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+def test_rearrange_stacks_lists_differentiates_and_refuses_bad_patterns():
+    assert tuple(lt.func.rearrange([lucid.ones(2), lucid.zeros(2)], "n d -> d n").shape) == (2, 2)
+    w = lucid.ones(2, 3, requires_grad=True)
+    (lt.func.rearrange(w, "a b -> b a") * lucid.arange(6.0).reshape(3, 2)).sum().backward()
+    assert w.grad.tolist() == [[0.0, 2.0, 4.0], [1.0, 3.0, 5.0]]
+    x = lucid.ones(2, 3, 4)
+    for pattern, kw, match in (("a b c -> a b d", {}, "Identifiers only on one side"),
+                               ("a b -> a b", {}, "Number of dimensions in pattern \\(2\\)"),
+                               ("a (b x) c -> a b x c", {}, "cannot infer the sizes of two dimensions"),
+                               ("a (b x) c -> a b x c", dict(x=2), "does not evenly fit"),
+                               ("a b c -> a b c a", {}, "duplicate dimension 'a'"),
+                               ("a b c -> a b (c 2)", {}, "unnamed axes of size 1"),
+                               ("a b c -> a b c", dict(q=3), "Identifiers not found")):
+        with pytest.raises(ValueError, match=match):
+            lt.func.rearrange(x, pattern, **kw)

@@ -34,6 +34,7 @@ from . import _cpu_route
 from ._tensor import Tensor, _wrap
 from . import _grad_mode as gm
 from .autograd.function import in_mlx_transform
+from .ops.shape import permute, reshape, stack
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call"]
@@ -487,7 +488,6 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
 # ---------------------------------------------------------------------------------------------------- ensembles
 def _stacked_leaf(tensors: list, name: str) -> Tensor:
     """The tensors stacked into a new leaf (requiring grad if all of them do; mixed flags are refused)."""
-    from .ops.shape import stack
     flags = {t.requires_grad for t in tensors}
     if len(flags) > 1:
         raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
@@ -557,3 +557,101 @@ def functionalize(func, *, remove: str = "mutations"):
 
 
 __all__ += ["stack_module_state", "replace_all_batch_norm_modules_", "debug_unwrap", "functionalize"]
+
+
+# ---------------------------------------------------------------------------------------------------- rearrange
+def _parse_side(side: str) -> list:
+    """One side of an einops pattern as a list of groups (lists of axis names; "..." for the ellipsis, "1" for a
+    unit axis); a bare name is a group of one."""
+    groups, current = [], None
+    for token in side.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            if current is not None:
+                raise ValueError("Axis composition is one-level (brackets inside brackets not allowed)")
+            current = []
+        elif token == ")":
+            if current is None:
+                raise ValueError("Brackets are not balanced")
+            groups.append(current)
+            current = None
+        else:
+            if token.isdigit() and token != "1":
+                raise ValueError("rearrange only supports unnamed axes of size 1")
+            if not (token.isdigit() or token == "..." or token.isidentifier()):
+                raise ValueError(f"Invalid axis identifier: {token}")
+            (groups.append((token,)) if current is None else current.append(token))  # a bare axis: a tuple
+    if current is not None:
+        raise ValueError("Brackets are not balanced")
+    return groups
+
+
+def rearrange(tensor, pattern: str, **axes_lengths) -> Tensor:
+    """einops' ``rearrange``: reorder, split, merge, add and remove axes as a pattern says, e.g.
+    ``"b (h1 h) w c -> (b h1) h w c"`` with ``h1=2`` (a list of tensors is stacked first). Axes in parentheses
+    are merged (right side) or split (left side; all but one of their lengths given as keywords); ``...`` stands
+    for the axes the pattern does not name; ``1`` and ``()`` are axes of length 1."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = stack(list(tensor))
+    if pattern.count("->") != 1:
+        raise ValueError("Pattern must contain a single '->' separating the left and right sides")
+    left, right = (_parse_side(s) for s in pattern.split("->"))
+    names_left = [a for g in left for a in g if a != "1"]
+    names_right = [a for g in right for a in g if a != "1"]
+    for names in (names_left, names_right):
+        dup = {a for a in names if names.count(a) > 1 and a != "..."}
+        if dup:
+            raise ValueError(f"Indexing expression contains duplicate dimension '{sorted(dup)[0]}'")
+    if set(names_left) != set(names_right):
+        raise ValueError(f"Identifiers only on one side of rearrange expression (should be on both): "
+                         f"{set(names_left) ^ set(names_right)}")
+    unknown = set(axes_lengths) - set(names_left)
+    if unknown:
+        raise ValueError(f"Identifiers not found in rearrange expression: {unknown}")
+    shape = list(tensor.shape)
+    if "..." in names_left:
+        at = next(i for i, g in enumerate(left) if "..." in g)
+        if left[at] != ("...",):
+            raise ValueError("Ellipsis inside parenthesis in the left side is not allowed")
+        extra = len(shape) - (len(left) - 1)
+        if extra < 0:
+            raise ValueError(f"Number of dimensions in pattern ({len(left) - 1}) must be at most the number of "
+                             f"dimensions in the tensor ({len(shape)})")
+        dots = [f"...{i}" for i in range(extra)]
+        left = left[:at] + [[d] for d in dots] + left[at + 1:]
+        # a bare "..." on the right is as many axes; inside parentheses it merges them into the group
+        right = [grp for g in right for grp in ([[d] for d in dots] if g == ("...",) else
+                                                [[d for a in g for d in (dots if a == "..." else [a])]])]
+    if len(left) != len(shape):
+        raise ValueError(f"Number of dimensions in pattern ({len(left)}) must be equal to the number of dimensions in "
+                         f"the tensor ({len(shape)})")
+    sizes = dict(axes_lengths)
+    for group, n in zip(left, shape):
+        axes = [a for a in group if a != "1"]
+        missing = [a for a in axes if a not in sizes]
+        known = 1
+        for a in axes:
+            known *= sizes.get(a, 1)
+        if len(missing) > 1:
+            raise ValueError(f"cannot infer the sizes of two dimensions at once {missing[0]} and {missing[1]}")
+        if missing:
+            if known == 0 or n % known:
+                raise ValueError(f"inferred dimension does not evenly fit into larger dimension: {n} vs {known}")
+            sizes[missing[0]] = n // known
+        elif known != n:
+            raise ValueError(f"shape mismatch: {n} != {known} for the axes {group}")
+    flat_left = [a for g in left for a in g if a != "1"]
+    flat_right = [a for g in right for a in g if a != "1"]
+    x = reshape(tensor, [sizes[a] for a in flat_left])
+    order = [flat_left.index(a) for a in flat_right]
+    if order != sorted(order):
+        x = permute(x, order)
+    out_shape = []
+    for g in right:
+        n = 1
+        for a in g:
+            n *= 1 if a == "1" else sizes[a]
+        out_shape.append(n)
+    return reshape(x, out_shape)
+
+
+__all__ += ["rearrange"]
