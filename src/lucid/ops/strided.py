@@ -45,9 +45,10 @@ def _positions(input, size, stride, storage_offset) -> mx.array:
         raise RuntimeError(f"setStorage: sizes {list(size)}, strides {list(stride)}, storage offset {offset}, and "
                            f"itemsize {item} requiring a storage size of {needed * item} are out of bounds for "
                            f"storage of size {input.numel() * item}")
-    pos = mx.array(offset, mx.int32)
+    index = mx.int32 if needed < 2 ** 31 else mx.int64
+    pos = mx.array(offset, index)
     for d, (n, st) in enumerate(zip(size, stride)):
-        pos = pos + (mx.arange(n, dtype=mx.int32) * st).reshape((1,) * d + (n,) + (1,) * (len(size) - d - 1))
+        pos = pos + (mx.arange(n, dtype=index) * st).reshape((1,) * d + (n,) + (1,) * (len(size) - d - 1))
     return mx.broadcast_to(pos, size)
 
 
