@@ -174,7 +174,8 @@ class autocast(gm._Mode):
         self.fast_dtype = _settings.dtype[kind] if dtype is None else dtype
         self._kind = kind
         self._enabled = bool(enabled)
-        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        self._cache_enabled = (getattr(_settings, "cache_enabled", True) if cache_enabled is None
+                               else bool(cache_enabled))
         if self._enabled and kind == "gpu" and not gpu_available():
             warnings.warn(f"{device_type.upper()} is not available (this MLX build has no GPU). Disabling autocast.",
                           UserWarning, stacklevel=2)
