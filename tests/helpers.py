@@ -1,4 +1,9 @@
-"""Shared test helpers: float64 leaves and the gradcheck + gradgradcheck pair every op gets."""
+"""Shared test helpers: float64 leaves, the gradcheck + gradgradcheck pair every op gets, the real torchvision as
+an oracle, and MNIST-format fixture files."""
+import gzip
+import os
+import struct
+
 import numpy as np
 
 import lucid
@@ -60,3 +65,26 @@ def torchvision_or_skip():
         finally:
             torch.library.register_fake = register_fake
     return pytest.importorskip("torchvision")
+
+
+def idx_bytes(arr: np.ndarray) -> bytes:
+    code = {np.uint8: 0x08, np.int32: 0x0C}[arr.dtype.type]
+    return struct.pack(">HBB", 0, code, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape) + \
+        arr.astype(arr.dtype.newbyteorder(">")).tobytes()
+
+
+def write_mnist(folder, n=(7, 5), size=28, gz=False, prefix=("train", "t10k"), seed=0):
+    """MNIST-format files in ``folder``; returns {split: (images, labels)}."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    out = {}
+    for split, count in zip(prefix, n):
+        images = rng.integers(0, 256, (count, size, size), dtype=np.uint8)
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        for kind, arr in (("images-idx3-ubyte", images), ("labels-idx1-ubyte", labels)):
+            raw = idx_bytes(arr)
+            name = os.path.join(folder, f"{split}-{kind}")
+            with open(name + ".gz" if gz else name, "wb") as f:
+                f.write(gzip.compress(raw) if gz else raw)
+        out[split] = (images, labels)
+    return out

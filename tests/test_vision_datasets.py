@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import lucid
-from helpers import torchvision_or_skip
+from helpers import idx_bytes, torchvision_or_skip, write_mnist
 from lucid.utils.data import DataLoader
 from lucid.vision import datasets, transforms
 
@@ -31,29 +31,6 @@ def both_raise(exc, ours, theirs) -> tuple[str, str]:
 
 
 # ---- MNIST family -------------------------------------------------------------------------------------------------
-
-def idx_bytes(arr: np.ndarray) -> bytes:
-    code = {np.uint8: 0x08, np.int32: 0x0C}[arr.dtype.type]
-    return struct.pack(">HBB", 0, code, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape) + \
-        arr.astype(arr.dtype.newbyteorder(">")).tobytes()
-
-
-def write_mnist(folder, n=(7, 5), size=28, gz=False, prefix=("train", "t10k"), seed=0):
-    """MNIST-format files in ``folder``; returns {split: (images, labels)}."""
-    rng = np.random.default_rng(seed)
-    os.makedirs(folder, exist_ok=True)
-    out = {}
-    for split, count in zip(prefix, n):
-        images = rng.integers(0, 256, (count, size, size), dtype=np.uint8)
-        labels = rng.integers(0, 10, count).astype(np.uint8)
-        for kind, arr in (("images-idx3-ubyte", images), ("labels-idx1-ubyte", labels)):
-            raw = idx_bytes(arr)
-            name = os.path.join(folder, f"{split}-{kind}")
-            with open(name + ".gz" if gz else name, "wb") as f:
-                f.write(gzip.compress(raw) if gz else raw)
-        out[split] = (images, labels)
-    return out
-
 
 @pytest.mark.parametrize("cls", ["MNIST", "FashionMNIST", "KMNIST"])
 def test_mnist_family_matches_torchvision_on_the_same_files(tmp_path, cls):
