@@ -109,7 +109,10 @@ def autocontrast(img):
     low = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
     high = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
     flat = high == low  # a constant channel is left as it is
-    scale = lucid.where(flat, lucid.ones_like(high), bound / lucid.where(flat, lucid.ones_like(high), high - low))
+    # bound * (1 / span), not bound / span: PyTorch's `number / tensor` is a reciprocal and a product, and the
+    # last bit decides whether the brightest pixel becomes 255 or 254
+    span = lucid.where(flat, lucid.ones_like(high), high - low)
+    scale = lucid.where(flat, lucid.ones_like(high), lucid.reciprocal(span) * bound)
     low = lucid.where(flat, lucid.zeros_like(low), low)
     return ((img - low) * scale).clamp(0, bound).to(img.dtype)
 

@@ -55,12 +55,15 @@ def _expanded_size(matrix, w: int, h: int) -> tuple[int, int]:
 
 
 def _linspace32(start: float, end: float, steps: int) -> np.ndarray:
-    """torch.linspace in float32: from the start for the first half, from the end for the second."""
-    step = np.float32((end - start) / (steps - 1)) if steps > 1 else np.float32(0)
+    """torch.linspace in float32, to the last bit: the step in float32, then ``start + step * i`` for the first
+    half and ``end - step * (steps - 1 - i)`` for the second, each one fused multiply-add (as PyTorch's CPU kernel
+    is compiled); float64 holds ``step * i`` exactly, so one rounding to float32 is the FMA's."""
+    start32, end32 = np.float32(start), np.float32(end)
+    step = np.float64((end32 - start32) / np.float32(steps - 1)) if steps > 1 else 0.0
     i = np.arange(steps)
-    half = steps // 2
-    return np.where(i < half, np.float32(start) + step * i.astype(np.float32),
-                    np.float32(end) - step * (steps - 1 - i).astype(np.float32)).astype(np.float32)
+    first = np.float64(start32) + step * i
+    second = np.float64(end32) - step * (steps - 1 - i)
+    return np.where(i < steps // 2, first, second).astype(np.float32)
 
 
 def _affine_grid(matrix, w: int, h: int, ow: int, oh: int) -> np.ndarray:
@@ -70,8 +73,14 @@ def _affine_grid(matrix, w: int, h: int, ow: int, oh: int) -> np.ndarray:
     x = _linspace32(-ow * 0.5 + 0.5, ow * 0.5 + 0.5 - 1, ow)
     y = _linspace32(-oh * 0.5 + 0.5, oh * 0.5 + 0.5 - 1, oh)
     base = np.stack(np.broadcast_arrays(x[None, :], y[:, None], np.float32(1)), axis=-1).reshape(-1, 3)
-    scaled = theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)
-    return (base @ scaled).astype(np.float32).reshape(1, oh, ow, 2)
+    scaled = (theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)).astype(np.float64)
+    # x * a + y * b + c as PyTorch's float32 bmm computes it (a chain of fused multiply-adds), written out rather
+    # than left to a BLAS, whose rounding differs from build to build
+    b = base.astype(np.float64)
+    out = np.float32(b[:, :1] * scaled[0])
+    out = np.float32(b[:, 1:2] * scaled[1] + out)
+    out = np.float32(b[:, 2:] * scaled[2] + out)
+    return out.reshape(1, oh, ow, 2)
 
 
 def _check_fill(fill, channels: int):
