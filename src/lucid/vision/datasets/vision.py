@@ -80,21 +80,22 @@ class VisionDataset(Dataset):
 
 class _ImageArrays(VisionDataset):
     """A dataset of ``data`` (N, H, W[, C]) uint8 images and ``targets``, giving ``(PIL image, int)``. ``data``
-    and ``targets`` stay assignable (``ds.data = ds.data[:100]``, as people subset torchvision's datasets); a
-    tensor ``data`` is turned into numpy once per assignment, not once per item."""
-    _numpy_of = (None, None)
+    and ``targets`` stay assignable (``ds.data = ds.data[:100]``, as people subset torchvision's datasets)."""
+    _numpy_of: dict = {}
 
-    def _images(self) -> np.ndarray:
-        data = self.data
-        if not isinstance(data, lucid.Tensor):
-            return data
-        if self._numpy_of[0] is not data:
-            self._numpy_of = (data, data.numpy())
-        return self._numpy_of[1]
+    def _numpy(self, name: str):
+        """``self.<name>`` as numpy when it is a tensor (converted once per assignment: reading one item from a
+        tensor would wait for the device), else as it is."""
+        value = getattr(self, name)
+        if not isinstance(value, lucid.Tensor):
+            return value
+        if self._numpy_of.get(name, (None,))[0] is not value:
+            self._numpy_of = {**self._numpy_of, name: (value, value.numpy())}
+        return self._numpy_of[name][1]
 
     def __getitem__(self, index):
         from lucid.vision.transforms._pil import pil
-        return self._apply(pil().fromarray(self._images()[index]), int(self.targets[index]))
+        return self._apply(pil().fromarray(self._numpy("data")[index]), int(self._numpy("targets")[index]))
 
     def __len__(self):
         return len(self.data)

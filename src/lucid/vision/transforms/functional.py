@@ -113,6 +113,9 @@ def to_pil_image(pic, mode=None):
     return Image.fromarray(np.ascontiguousarray(arr), mode=mode)
 
 
+_NUMPY_FLOATS = {lucid.float16: np.float16, lucid.float32: np.float32, lucid.float64: np.float64}
+
+
 def normalize(tensor, mean, std, inplace=False):
     """(tensor - mean) / std per channel of a float (..., C, H, W) tensor."""
     if not isinstance(tensor, lucid.Tensor):
@@ -122,9 +125,17 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.ndim < 3:
         raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
                          f"{tuple(tensor.shape)}")
+    as_numpy = _NUMPY_FLOATS.get(tensor.dtype)
+    if as_numpy is not None and not isinstance(std, lucid.Tensor):
+        # the user's constants, checked in numpy: a tensor check would wait for the device once per image
+        zero = bool(np.any(np.asarray(std, dtype=np.float64).astype(as_numpy) == 0))
+    else:
+        zero = None
     mean = lucid.as_tensor(mean, dtype=tensor.dtype)
     std = lucid.as_tensor(std, dtype=tensor.dtype)
-    if bool((std == 0).any()):  # the user's constants, not the image: one check before any work
+    if zero is None:
+        zero = bool((std == 0).any())
+    if zero:
         raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading to division by zero.")
     if mean.ndim == 1:
         mean = mean.view(-1, 1, 1)
