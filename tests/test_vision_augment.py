@@ -262,3 +262,42 @@ def test_seeded_pipelines_repeat_and_reprs(tv):
                  lambda m: m.AutoAugment(m.AutoAugmentPolicy.SVHN), lambda m: m.RandAugment(),
                  lambda m: m.TrivialAugmentWide()):
         assert repr(make(T)) == repr(make(tv.transforms))
+
+
+@pytest.mark.parametrize("src, dst", [("uint8", "float32"), ("float32", "uint8"), ("uint8", "int16"),
+                                      ("int16", "uint8"), ("float64", "int16"), ("int32", "float64"),
+                                      ("float32", "float64")])
+def test_convert_image_dtype_matches_torchvision(tv, src, dst):
+    import torch
+    arr = (RNG.random((2, 3, 5)) if src.startswith("float") else
+           RNG.integers(0, np.iinfo(src).max, (2, 3, 5))).astype(src)
+    got = F.convert_image_dtype(lucid.from_numpy(arr.copy()), getattr(lucid, dst))
+    want = tv.transforms.functional.convert_image_dtype(torch.from_numpy(arr.copy()), getattr(torch, dst))
+    assert str(got.dtype).split(".")[-1] == dst
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert repr(T.ConvertImageDtype(lucid.uint8))[:18] == "ConvertImageDtype("
+    with pytest.raises(RuntimeError, match="cannot be performed safely"):
+        F.convert_image_dtype(lucid.zeros(1, 2, 2), lucid.int32)
+
+
+def test_random_apply_choice_and_order(tv, monkeypatch):
+    import random
+    run_both(monkeypatch, lambda m, i: m.RandomApply([m.RandomRotation(20, interpolation=i), m.RandomInvert(p=1.0)],
+                                                     p=0.5), tv, "pil", seeds=range(6))
+    ours = T.RandomChoice([T.RandomInvert(p=1.0), T.RandomEqualize(p=1.0), T.RandomAutocontrast(p=1.0)], p=[1, 2, 3])
+    theirs = tv.transforms.RandomChoice([tv.transforms.RandomInvert(p=1.0), tv.transforms.RandomEqualize(p=1.0),
+                                         tv.transforms.RandomAutocontrast(p=1.0)], p=[1, 2, 3])
+    order_ours = T.RandomOrder([T.RandomPosterize(3, p=1.0), T.RandomSolarize(100, p=1.0)])
+    order_theirs = tv.transforms.RandomOrder([tv.transforms.RandomPosterize(3, p=1.0),
+                                              tv.transforms.RandomSolarize(100, p=1.0)])
+    img = images("pil")[0]
+    for seed in range(5):  # torchvision draws these from Python's random: the same seed, the same choice
+        random.seed(seed)
+        got = (ours(img), order_ours(img))
+        random.seed(seed)
+        want = (theirs(img), order_theirs(img))
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(np.asarray(g), np.asarray(w))
+    assert repr(ours) == repr(theirs) and repr(order_ours) == repr(order_theirs)
+    with pytest.raises(TypeError, match="Argument transforms should be a sequence"):
+        T.RandomOrder(T.RandomInvert())

@@ -1,9 +1,12 @@
 """torchvision's random geometry and colour transforms: ``RandomRotation``, ``RandomAffine`` and the
-``Random{Invert,Posterize,Solarize,AdjustSharpness,Autocontrast,Equalize}`` family. Their draws come from lucid's
-generator (``get_params`` draws in torchvision's order)."""
+``Random{Invert,Posterize,Solarize,AdjustSharpness,Autocontrast,Equalize}`` family, ``RandomApply``,
+``RandomOrder``, ``RandomChoice`` and ``ConvertImageDtype``. Their draws come from lucid's generator (``get_params``
+draws in torchvision's order), except RandomOrder's and RandomChoice's, which torchvision draws from Python's
+``random`` module."""
 from __future__ import annotations
 
 import numbers
+import random
 from collections.abc import Sequence
 
 import lucid
@@ -13,7 +16,8 @@ from ._pil import InterpolationMode, interpolation_mode
 from .transforms import _ModuleTransform, _RandomApplied, _uniform
 
 __all__ = ["RandomRotation", "RandomAffine", "RandomInvert", "RandomPosterize", "RandomSolarize",
-           "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize"]
+           "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "RandomApply", "RandomTransforms",
+           "RandomOrder", "RandomChoice", "ConvertImageDtype"]
 
 
 def _check_sequence_input(x, name: str, req_sizes) -> None:
@@ -204,3 +208,74 @@ class RandomAdjustSharpness(_RandomApplied):
 
     def __repr__(self):
         return f"{type(self).__name__}(sharpness_factor={self.sharpness_factor},p={self.p})"
+
+
+class RandomApply(_ModuleTransform):
+    """Apply all of ``transforms`` in order with probability ``p`` (one draw from lucid's generator)."""
+
+    def __init__(self, transforms, p=0.5):
+        super().__init__()
+        self.transforms = transforms
+        self.p = p
+
+    def forward(self, img):
+        if self.p < lucid.rand(1).item():
+            return img
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self):
+        lines = "".join(f"\n    {t}" for t in self.transforms)
+        return f"{type(self).__name__}(\n    p={self.p}{lines}\n)"
+
+
+class RandomTransforms:
+    """A list of transforms used in a random way (the base of RandomOrder and RandomChoice)."""
+
+    def __init__(self, transforms):
+        if not isinstance(transforms, Sequence):
+            raise TypeError("Argument transforms should be a sequence")
+        self.transforms = transforms
+
+    def __repr__(self):
+        lines = "".join(f"\n    {t}" for t in self.transforms)
+        return f"{type(self).__name__}({lines}\n)"
+
+
+class RandomOrder(RandomTransforms):
+    """Apply ``transforms`` in a random order (drawn, as torchvision, from Python's ``random``)."""
+
+    def __call__(self, img):
+        order = list(range(len(self.transforms)))
+        random.shuffle(order)
+        for i in order:
+            img = self.transforms[i](img)
+        return img
+
+
+class RandomChoice(RandomTransforms):
+    """Apply one of ``transforms``, picked with weights ``p`` (drawn, as torchvision, from Python's ``random``)."""
+
+    def __init__(self, transforms, p=None):
+        super().__init__(transforms)
+        if p is not None and not isinstance(p, Sequence):
+            raise TypeError("Argument p should be a sequence")
+        self.p = p
+
+    def __call__(self, *args):
+        return random.choices(self.transforms, weights=self.p)[0](*args)
+
+    def __repr__(self):
+        return f"{super().__repr__()}(p={self.p})"
+
+
+class ConvertImageDtype(_ModuleTransform):
+    """``convert_image_dtype(image, dtype)``: scale the values to the new dtype's range."""
+
+    def __init__(self, dtype):
+        super().__init__()
+        self.dtype = dtype
+
+    def forward(self, image):
+        return F.convert_image_dtype(image, self.dtype)

@@ -8,7 +8,8 @@ import lucid
 from ._image import _blend, _check_colour_channels, _check_image, _check_tensor_image
 from ._pil import is_pil
 
-__all__ = ["invert", "posterize", "solarize", "adjust_sharpness", "autocontrast", "equalize", "adjust_gamma"]
+__all__ = ["invert", "posterize", "solarize", "adjust_sharpness", "autocontrast", "equalize", "adjust_gamma",
+           "convert_image_dtype"]
 
 _MAX_VALUE = {lucid.uint8: 255, lucid.int8: 127, lucid.int16: 32767, lucid.uint16: 65535, lucid.int32: 2147483647,
               lucid.int64: 9223372036854775807}
@@ -162,3 +163,30 @@ def adjust_gamma(img, gamma: float, gain: float = 1):
     if img.is_floating_point():
         return out.to(img.dtype)
     return (out * (_max_value(img.dtype) + 1.0 - 1e-3)).to(img.dtype)  # torchvision's float -> int conversion
+
+
+def convert_image_dtype(image, dtype=lucid.float32):
+    """A tensor image in another dtype, its values scaled to that dtype's range ([0, 1] for floats, [0, max] for
+    integers), as torchvision's."""
+    if not isinstance(image, lucid.Tensor):
+        raise TypeError("Input img should be Tensor Image")
+    if image.dtype == dtype:
+        return image
+    to_float = lucid.tensor(0, dtype=dtype).is_floating_point()
+    if image.is_floating_point():
+        if to_float:
+            return image.to(dtype)
+        if (image.dtype == lucid.float32 and dtype in (lucid.int32, lucid.int64)) or \
+                (image.dtype == lucid.float64 and dtype == lucid.int64):
+            raise RuntimeError(f"The cast from {image.dtype} to {dtype} cannot be performed safely.")
+        # max + 1 - eps: each integer gets an equal share of [0, 1] (only 1.0 itself would reach max otherwise)
+        return (image * (float(_max_value(dtype)) + 1.0 - 1e-3)).to(dtype)
+    input_max = float(_max_value(image.dtype))
+    if to_float:
+        return image.to(dtype) / input_max
+    output_max = float(_max_value(dtype))
+    if input_max > output_max:
+        factor = int((input_max + 1) // (output_max + 1))
+        return lucid.div(image, factor, rounding_mode="floor").to(dtype)
+    factor = int((output_max + 1) // (input_max + 1))
+    return image.to(dtype) * factor
