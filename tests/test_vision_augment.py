@@ -301,3 +301,22 @@ def test_random_apply_choice_and_order(tv, monkeypatch):
     assert repr(ours) == repr(theirs) and repr(order_ours) == repr(order_theirs)
     with pytest.raises(TypeError, match="Argument transforms should be a sequence"):
         T.RandomOrder(T.RandomInvert())
+
+
+PERSPECTIVE = [([[0, 0], [16, 0], [16, 12], [0, 12]], [[2, 1], [15, 0], [13, 11], [1, 12]]),
+               ([[0, 0], [16, 0], [16, 12], [0, 12]], [[0, 3], [16, 0], [16, 12], [4, 9]])]
+
+
+@pytest.mark.parametrize("kind", ["pil", "uint8", "float32"])
+@pytest.mark.parametrize("points", PERSPECTIVE)
+def test_perspective_matches_torchvision(tv, kind, points):
+    ours, theirs = images(kind)
+    fill = [5, 6, 7] if kind != "float32" else [0.5, 0.5, 0.5]
+    got = F.perspective(ours, *points, fill=fill)
+    want = tv.transforms.functional.perspective(theirs, *points, fill=fill)
+    assert_same(got, want, kind, byte_atol=1)
+
+
+@pytest.mark.parametrize("kind", ["pil", "uint8"])
+def test_random_perspective_gives_torchvisions_output_for_the_same_draws(tv, monkeypatch, kind):
+    run_both(monkeypatch, lambda m, i: m.RandomPerspective(0.6, p=0.7, interpolation=i, fill=3), tv, kind)

@@ -17,7 +17,7 @@ from .transforms import _ModuleTransform, _RandomApplied, _uniform
 
 __all__ = ["RandomRotation", "RandomAffine", "RandomInvert", "RandomPosterize", "RandomSolarize",
            "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "RandomApply", "RandomTransforms",
-           "RandomOrder", "RandomChoice", "ConvertImageDtype"]
+           "RandomOrder", "RandomChoice", "ConvertImageDtype", "RandomPerspective"]
 
 
 def _check_sequence_input(x, name: str, req_sizes) -> None:
@@ -279,3 +279,40 @@ class ConvertImageDtype(_ModuleTransform):
 
     def forward(self, image):
         return F.convert_image_dtype(image, self.dtype)
+
+
+class RandomPerspective(_ModuleTransform):
+    """With probability ``p``, a perspective map moving each corner inwards by up to ``distortion_scale`` of half
+    the image."""
+
+    def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR, fill=0):
+        super().__init__()
+        self.p = p
+        self.interpolation = interpolation_mode(interpolation)
+        self.distortion_scale = distortion_scale
+        self.fill = _setup_fill(fill)
+
+    @staticmethod
+    def get_params(width: int, height: int, distortion_scale: float):
+        """(startpoints, endpoints): the image's corners and the moved corners, drawn in torchvision's order."""
+        dx, dy = int(distortion_scale * (width // 2)), int(distortion_scale * (height // 2))
+
+        def draw(low, high):
+            return int(lucid.randint(low, high, size=(1,)).item())
+        topleft = [draw(0, dx + 1), draw(0, dy + 1)]
+        topright = [draw(width - dx - 1, width), draw(0, dy + 1)]
+        botright = [draw(width - dx - 1, width), draw(height - dy - 1, height)]
+        botleft = [draw(0, dx + 1), draw(height - dy - 1, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def forward(self, img):
+        fill = tensor_fill(self.fill, img)
+        _, height, width = F.get_dimensions(img)
+        if lucid.rand(1).item() < self.p:
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    def __repr__(self):
+        return f"{type(self).__name__}(p={self.p})"

@@ -1,5 +1,5 @@
-"""rotate and affine, torchvision's way: PIL images through Pillow's ``rotate``/``transform`` with the inverse
-affine matrix; tensor images by sampling the inverse-mapped grid (``grid_sample``, nearest or bilinear), with
+"""rotate, affine and perspective, torchvision's way: PIL images through Pillow's ``rotate``/``transform`` with
+the inverse map; tensor images by sampling the inverse-mapped grid (``grid_sample``, nearest or bilinear), with
 ``fill`` where the grid leaves the image."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import lucid
 from ._image import _batched, _check_image, _check_tensor_image, get_dimensions
 from ._pil import InterpolationMode, interpolation_mode, is_pil, pil, pil_filter
 
-__all__ = ["rotate", "affine"]
+__all__ = ["rotate", "affine", "perspective"]
 
 
 def _get_inverse_affine_matrix(center, angle: float, translate, scale: float, shear, inverted: bool = True):
@@ -70,17 +70,26 @@ def _affine_grid(matrix, w: int, h: int, ow: int, oh: int) -> np.ndarray:
     """The (1, oh, ow, 2) sampling grid, in grid_sample's [-1, 1] coordinates of the (w, h) input, of the output
     pixels' centres mapped by ``matrix`` (centred coordinates)."""
     theta = np.asarray(matrix, dtype=np.float32).reshape(2, 3)
-    x = _linspace32(-ow * 0.5 + 0.5, ow * 0.5 + 0.5 - 1, ow)
-    y = _linspace32(-oh * 0.5 + 0.5, oh * 0.5 + 0.5 - 1, oh)
-    base = np.stack(np.broadcast_arrays(x[None, :], y[:, None], np.float32(1)), axis=-1).reshape(-1, 3)
-    scaled = (theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)).astype(np.float64)
-    # x * a + y * b + c as PyTorch's float32 bmm computes it (a chain of fused multiply-adds), written out rather
-    # than left to a BLAS, whose rounding differs from build to build
-    b = base.astype(np.float64)
-    out = np.float32(b[:, :1] * scaled[0])
-    out = np.float32(b[:, 1:2] * scaled[1] + out)
-    out = np.float32(b[:, 2:] * scaled[2] + out)
-    return out.reshape(1, oh, ow, 2)
+    base = _pixel_centres(ow, oh, -ow * 0.5 + 0.5, -oh * 0.5 + 0.5)
+    scaled = theta.T / np.array([0.5 * w, 0.5 * h], dtype=np.float32)
+    return _bmm32(base, scaled).reshape(1, oh, ow, 2)
+
+
+def _bmm32(base: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """(n, 3) @ (3, k) in float32 as PyTorch's bmm computes it, x * a + y * b + c as a chain of fused
+    multiply-adds (written out rather than left to a BLAS, whose rounding differs from build to build; float64
+    holds each product exactly, so one rounding per step is the FMA's)."""
+    b, wt = base.astype(np.float64), np.asarray(weights, dtype=np.float32).astype(np.float64)
+    out = np.float32(b[:, :1] * wt[0])
+    out = np.float32(b[:, 1:2] * wt[1] + out)
+    return np.float32(b[:, 2:] * wt[2] + out)
+
+
+def _pixel_centres(ow: int, oh: int, x0: float, y0: float) -> np.ndarray:
+    """(oh * ow, 3) rows [x, y, 1] of the output pixels' centres, x from ``x0`` and y from ``y0`` in steps of 1."""
+    x = _linspace32(x0, x0 + ow - 1, ow)
+    y = _linspace32(y0, y0 + oh - 1, oh)
+    return np.stack(np.broadcast_arrays(x[None, :], y[:, None], np.float32(1)), axis=-1).reshape(-1, 3)
 
 
 def _check_fill(fill, channels: int):
@@ -89,18 +98,21 @@ def _check_fill(fill, channels: int):
                          f"image ({len(fill)} != {channels})")
 
 
-def _grid_transform(img, matrix, interpolation: InterpolationMode, fill, out_size=None):
-    """Sample the tensor image at ``matrix``'s inverse-mapped grid; outside the image is ``fill`` (or 0)."""
+def _check_grid_inputs(img, interpolation: InterpolationMode, fill) -> None:
     if interpolation not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
         raise ValueError(f"Interpolation mode '{interpolation.value}' is unsupported with Tensor input")
     _check_fill(fill, get_dimensions(img)[0])
+
+
+def _grid_transform(img, grid: np.ndarray, interpolation: InterpolationMode, fill):
+    """Sample the tensor image at ``grid`` (1, oh, ow, 2); outside the image is ``fill`` (or 0)."""
     h, w = int(img.shape[-2]), int(img.shape[-1])
-    ow, oh = out_size or (w, h)
+    oh, ow = grid.shape[1:3]
     x, _ = _batched(img)
     dtype = x.dtype
     if not x.is_floating_point():
         x = x.to(lucid.float32)
-    grid = lucid.from_numpy(_affine_grid(matrix, w, h, ow, oh)).to(x.dtype).expand(x.shape[0], oh, ow, 2)
+    grid = lucid.from_numpy(grid).to(x.dtype).expand(x.shape[0], oh, ow, 2)
     if fill is not None:  # a channel of ones marks the pixels that came from inside the image
         x = lucid.cat((x, lucid.ones(x.shape[0], 1, h, w, dtype=x.dtype)), dim=1)
     out = lucid.nn.functional.grid_sample(x, grid, mode=interpolation.value, padding_mode="zeros",
@@ -167,9 +179,11 @@ def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: b
         return img.rotate(angle, pil_filter(interpolation), expand, center, **_pil_fill(fill, img))
     _check_tensor_image(img)
     # the tensor path's y axis points down: the same turn is -angle in its matrix
+    _check_grid_inputs(img, interpolation, fill)
     matrix = _get_inverse_affine_matrix(_centred(center, img), -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
-    size = _expanded_size(matrix, int(img.shape[-1]), int(img.shape[-2])) if expand else None
-    return _grid_transform(img, matrix, interpolation, fill, size)
+    w, h = int(img.shape[-1]), int(img.shape[-2])
+    ow, oh = _expanded_size(matrix, w, h) if expand else (w, h)
+    return _grid_transform(img, _affine_grid(matrix, w, h, ow, oh), interpolation, fill)
 
 
 def affine(img, angle: float, translate, scale: float, shear, interpolation=InterpolationMode.NEAREST, fill=None,
@@ -204,5 +218,44 @@ def affine(img, angle: float, translate, scale: float, shear, interpolation=Inte
         return img.transform(img.size, pil().Transform.AFFINE, matrix, pil_filter(interpolation),
                              **_pil_fill(fill, img))
     _check_tensor_image(img)
+    _check_grid_inputs(img, interpolation, fill)
     matrix = _get_inverse_affine_matrix(_centred(center, img), angle, [1.0 * t for t in translate], scale, shear)
-    return _grid_transform(img, matrix, interpolation, fill)
+    w, h = int(img.shape[-1]), int(img.shape[-2])
+    return _grid_transform(img, _affine_grid(matrix, w, h, w, h), interpolation, fill)
+
+
+def _get_perspective_coeffs(startpoints, endpoints) -> list[float]:
+    """(a, b, c, d, e, f, g, h) of the map from ``endpoints`` to ``startpoints`` (x, y) -> ((ax + by + c) /
+    (gx + hy + 1), (dx + ey + f) / (gx + hy + 1)): least squares in float64, rounded to float32."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints and "
+                         f"{len(endpoints)} endpoints.")
+    a = np.zeros((8, 8), dtype=np.float64)
+    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
+        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
+        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
+    b = np.asarray(startpoints, dtype=np.float64).reshape(8)
+    return np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32).tolist()
+
+
+def _perspective_grid(coeffs, ow: int, oh: int) -> np.ndarray:
+    base = _pixel_centres(ow, oh, 0.5, 0.5)
+    theta1 = np.asarray(coeffs[:6], dtype=np.float32).reshape(2, 3).T / np.array([0.5 * ow, 0.5 * oh],
+                                                                                 dtype=np.float32)
+    theta2 = np.array([[coeffs[6], coeffs[7], 1.0]] * 2, dtype=np.float32).T
+    return (_bmm32(base, theta1) / _bmm32(base, theta2) - np.float32(1.0)).reshape(1, oh, ow, 2)
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """The perspective map that takes the four ``startpoints`` corners ([top-left, top-right, bottom-right,
+    bottom-left], [x, y] each) to ``endpoints``; ``fill`` for the area outside the image."""
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    interpolation = _check_interpolation(interpolation)
+    _check_image(img)
+    if is_pil(img):
+        return img.transform(img.size, pil().Transform.PERSPECTIVE, coeffs, pil_filter(interpolation),
+                             **_pil_fill(fill, img))
+    _check_tensor_image(img)
+    _check_grid_inputs(img, interpolation, fill)
+    return _grid_transform(img, _perspective_grid(coeffs, int(img.shape[-1]), int(img.shape[-2])), interpolation,
+                           fill)

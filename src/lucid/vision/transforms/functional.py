@@ -10,7 +10,7 @@ import lucid
 
 from ._color import adjust_gamma, adjust_sharpness, autocontrast, convert_image_dtype, equalize, invert, posterize, \
     solarize
-from ._geometry import affine, rotate
+from ._geometry import affine, perspective, rotate
 from ._image import _batched, _blend, _check_colour_channels, _check_image, _check_tensor_image, _unbatched, \
     get_dimensions
 from ._pil import InterpolationMode, interpolation_mode, is_pil, pil, pil_filter
@@ -19,7 +19,8 @@ __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_n
            "pil_to_tensor", "to_pil_image", "normalize", "resize", "crop", "center_crop", "resized_crop", "pad",
            "hflip", "vflip", "rgb_to_grayscale", "to_grayscale", "adjust_brightness", "adjust_contrast",
            "adjust_saturation", "adjust_hue", "gaussian_blur", "erase", "rotate", "affine", "invert", "posterize",
-           "solarize", "adjust_sharpness", "autocontrast", "equalize", "adjust_gamma", "convert_image_dtype"]
+           "solarize", "adjust_sharpness", "autocontrast", "equalize", "adjust_gamma", "convert_image_dtype",
+           "perspective"]
 
 
 def get_image_size(img) -> list[int]:
