@@ -31,7 +31,7 @@ def main():
     torch.manual_seed(1)
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     transform = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.1307,), (0.3081,))])
-    dataset1 = datasets.MNIST(args.data, train=True, download=False, transform=transform)
+    dataset1 = datasets.MNIST(args.data, train=True, download=True, transform=transform)  # files there: no fetch
     dataset2 = datasets.MNIST(args.data, train=False, transform=transform)
     train_loader = torch.utils.data.DataLoader(dataset1, batch_size=args.batch_size)
     test_loader = torch.utils.data.DataLoader(dataset2, batch_size=args.batch_size)
