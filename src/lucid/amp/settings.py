@@ -35,7 +35,11 @@ def _refresh(kind: str) -> None:
 
 def set_autocast_enabled(device_type, enabled=None) -> None:
     """Turn autocast on or off for ``device_type`` in this thread (``set_autocast_enabled(enabled)``: CUDA's,
-    i.e. lucid's GPU, as in PyTorch)."""
+    i.e. lucid's GPU, as in PyTorch).
+
+    :param device_type: "cpu", "cuda", "mps" or "gpu" (or, alone, the on/off flag for CUDA's).
+    :param enabled: True to cast as ``autocast`` does, False not to.
+    """
     if enabled is None:
         device_type, enabled = "cuda", device_type
     kind = _kind(device_type)
@@ -44,7 +48,11 @@ def set_autocast_enabled(device_type, enabled=None) -> None:
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
-    """The low dtype autocast uses for ``device_type`` from now on (in this thread)."""
+    """The low dtype autocast uses for ``device_type`` from now on (in this thread).
+
+    :param device_type: "cpu", "cuda", "mps" or "gpu".
+    :param dtype: bfloat16 or float16.
+    """
     if not isinstance(dtype, mx.Dtype):
         raise TypeError(f"set_autocast_dtype(): argument 'dtype' (position 2) must be lucid.dtype, not "
                         f"{type(dtype).__name__}")
@@ -60,7 +68,10 @@ def is_autocast_cache_enabled() -> bool:
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    """Whether the autocast regions entered from now on (without ``cache_enabled=``) cache their weight casts."""
+    """Whether the autocast regions entered from now on (without ``cache_enabled=``) cache their weight casts.
+
+    :param enabled: cache the casts of float32 weights within a region.
+    """
     _settings.cache_enabled = bool(enabled)
 
 
@@ -75,7 +86,10 @@ def is_autocast_cpu_enabled() -> bool:
 
 
 def set_autocast_cpu_enabled(enabled: bool) -> None:
-    """Deprecated: ``set_autocast_enabled("cpu", enabled)``."""
+    """Deprecated: ``set_autocast_enabled("cpu", enabled)``.
+
+    :param enabled: True to cast on the CPU, False not to.
+    """
     _deprecated("set_autocast_cpu_enabled(enabled)", "set_autocast_enabled('cpu', enabled)")
     set_autocast_enabled("cpu", enabled)
 
@@ -87,6 +101,9 @@ def get_autocast_cpu_dtype():
 
 
 def set_autocast_cpu_dtype(dtype) -> None:
-    """Deprecated: ``set_autocast_dtype("cpu", dtype)``."""
+    """Deprecated: ``set_autocast_dtype("cpu", dtype)``.
+
+    :param dtype: bfloat16 or float16.
+    """
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
