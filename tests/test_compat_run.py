@@ -16,14 +16,19 @@ SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
          "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
-         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": []}
+         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": [],
+         "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
 # actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
 # feeds both runs the same batches, actions and noise from numpy)
 SAME_DATA = {"mingpt": ["--same-batches", "1"], "reinforce": ["--same-actions", "1", "--steps", "6"],
-             "vae_kl": ["--same-noise", "1", "--steps", "10"]}
+             "vae_kl": ["--same-noise", "1", "--steps", "10"],
+             "cifar_resnet": ["--augment", "0", "--shuffle", "0"]}  # (augmentation and shuffling draw too)
 WRITES_FILES = {"gpt", "super_resolution", "makemore", "word_language_model"}  # given --out-dir in the plain run
 NEEDS = {"makemore": "tensorboard"}  # an optional package the script imports (makemore logs to TensorBoard)
+USES_TORCHVISION = {"cifar_resnet", "mobilenet_finetune"}  # the PyTorch run needs the real torchvision
+# whole torchvision models: seconds per run on a busy CPU
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in USES_TORCHVISION else n for n in sorted(CASES)]
 
 
 def _forget_script_modules() -> None:
@@ -47,6 +52,8 @@ def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
 
 def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
     """The same script under real PyTorch, in this process (as `python script.py` would run it)."""
+    if name in USES_TORCHVISION:
+        _real_torchvision()
     out = tmp_path / f"{name}.torch.json"
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES[name], *argv, "--out", str(out)]
@@ -59,11 +66,24 @@ def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
     return json.loads(out.read_text())
 
 
+def _real_torchvision():
+    """Import the real torchvision (skip without it). Its import registers fake kernels for its compiled ops,
+    which fails beside this PyTorch build; the Python parts the scripts use (models, transforms) need none."""
+    torch = pytest.importorskip("torch")
+    if "torchvision" not in sys.modules:
+        saved = torch.library.register_fake
+        torch.library.register_fake = lambda *a, **k: (lambda f: f)
+        try:
+            pytest.importorskip("torchvision")
+        finally:
+            torch.library.register_fake = saved
+
+
 def _flat(losses) -> list:
     return [v for x in losses for v in (x if isinstance(x, list) else [x])]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_runs_unchanged(name, tmp_path):
     extra = ["--out-dir", str(tmp_path)] if name in WRITES_FILES else []
     result = _run_lucid(name, tmp_path, *extra)
@@ -73,7 +93,7 @@ def test_pytorch_script_runs_unchanged(name, tmp_path):
 
 @pytest.mark.filterwarnings("ignore:.*GradScaler")  # PyTorch's, for nanoGPT's deprecated spelling without CUDA
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument")  # PyTorch's, for minGPT's pin_memory=True without one
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
     pytest.importorskip("torch")
     init = str(tmp_path / "init.npz")
@@ -164,8 +184,9 @@ def test_lucid_run_command(tmp_path, capsys):
 
 
 def test_torchvision_transforms_resolve_to_lucid_vision_and_the_rest_says_not_yet(tmp_path):
-    """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors;
-    a torchvision module lucid does not provide yet fails with a message saying so, whichever import form."""
+    """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors,
+    models and ops are lucid.vision's; a torchvision module lucid does not provide yet fails with a message saying
+    so, whichever import form."""
     script = tmp_path / "vision.py"
     script.write_text(
         "import json, sys, numpy as np, torch, torchvision\n"
@@ -174,20 +195,25 @@ def test_torchvision_transforms_resolve_to_lucid_vision_and_the_rest_says_not_ye
         "t = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,))])\n"
         "x = t(np.full((4, 6), 255, np.uint8))\n"
         "errors = []\n"
-        "for stmt in ('from torchvision import datasets', 'import torchvision.models', 'import torchvision.utils'):\n"
+        "import torchvision.models, torchvision.ops\n"
+        "from torchvision.models import resnet18\n"
+        "for stmt in ('from torchvision import datasets', 'import torchvision.utils'):\n"
         "    try:\n"
         "        exec(stmt)\n"
         "    except ImportError as e:\n"
         "        errors.append(str(e))\n"
         "json.dump({'transforms': transforms.__name__, 'is_tensor': isinstance(x, torch.Tensor),\n"
         "           'shape': list(x.shape), 'value': float(x[0, 0, 0]), 'flip': list(TF.vflip(x).shape),\n"
-        "           'errors': errors}, open(sys.argv[1], 'w'))\n")
+        "           'errors': errors, 'models': torchvision.models.__name__, 'ops': torchvision.ops.__name__,\n"
+        "           'resnet18': resnet18.__module__}, open(sys.argv[1], 'w'))\n")
     run_script(script, [tmp_path / "out.json"])
     got = json.loads((tmp_path / "out.json").read_text())
     assert got["transforms"] == "lucid.vision.transforms" and got["is_tensor"]
     assert got["shape"] == [1, 4, 6] and got["value"] == 2.0 and got["flip"] == [1, 4, 6]
-    assert len(got["errors"]) == 3
-    for name, err in zip(("datasets", "models", "utils"), got["errors"]):
-        assert err.startswith(f"torchvision.{name} is not provided by lucid yet") and "transforms only" in err
+    assert got["models"] == "lucid.vision.models" and got["ops"] == "lucid.vision.ops"
+    assert got["resnet18"] == "lucid.vision.models.resnet"
+    assert len(got["errors"]) == 2
+    for name, err in zip(("datasets", "utils"), got["errors"]):
+        assert err.startswith(f"torchvision.{name} is not provided by lucid yet")
     leftover = [k for k, m in sys.modules.items() if k.split(".")[0] == "torchvision" and m.__name__.startswith("lucid")]
     assert not leftover  # the alias ends with the run

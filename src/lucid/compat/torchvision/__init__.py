@@ -1,17 +1,17 @@
 """lucid.compat.torchvision: torchvision's namespace on ``lucid.vision`` (``import lucid.compat.torchvision as
 torchvision``; under ``lucid run`` a program's ``import torchvision`` is this package).
 
-So far it holds ``transforms`` (and ``transforms.functional``). Importing a torchvision module lucid does not provide
-yet (``torchvision.datasets``, ``models``, ``utils``, ``io``, ``ops``, ``transforms.v2``) raises a
+So far it holds ``transforms`` (and ``transforms.functional``), ``models`` and ``ops``. Importing a torchvision
+module lucid does not provide yet (``torchvision.datasets``, ``utils``, ``io``, ``transforms.v2``) raises a
 ModuleNotFoundError saying so, rather than reaching a real torchvision (which needs the real PyTorch)."""
-from lucid.vision import transforms
+from lucid.vision import models, ops, transforms
 
 from .._alias import AliasFinder as _AliasFinder
 from .._alias import install as _install
 
 __version__ = "0.28.0+lucid"  # the torchvision API version the transforms follow
 
-__all__ = ["transforms"]
+__all__ = ["transforms", "models", "ops"]
 
 
 class _VisionFinder(_AliasFinder):
@@ -23,7 +23,7 @@ class _VisionFinder(_AliasFinder):
             name = "torchvision" + fullname[len(self.source):]
             # name=None: not "no such module" (which `from torchvision import X` would turn into a vaguer error)
             raise ModuleNotFoundError(f"{name} is not provided by lucid yet: lucid.vision has torchvision's "
-                                      "transforms only (datasets, models, utils, io and ops are to come)")
+                                      "transforms, models and ops (datasets, utils and io are to come)")
         return spec
 
 
