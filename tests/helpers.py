@@ -42,3 +42,22 @@ def op_table_tests(ops, low=-2.0, high=2.0):
         check_grads(fn, *inputs(shapes))
 
     return test_forward_matches_numpy, test_gradients
+
+
+def real_torchvision():
+    """The real torchvision as a test oracle (the test is skipped without torch and torchvision). Its import
+    registers fake kernels for its compiled ops, which fails beside this PyTorch build; with that registration
+    made a no-op, its Python parts (models, transforms, the box ops, roi_align's reference) work."""
+    import sys
+
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    if "torchvision" not in sys.modules:
+        saved = torch.library.register_fake
+        torch.library.register_fake = lambda *a, **k: (lambda f: f)
+        try:
+            pytest.importorskip("torchvision")
+        finally:
+            torch.library.register_fake = saved
+    return sys.modules["torchvision"]

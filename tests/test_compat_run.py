@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from helpers import real_torchvision
 from lucid.compat.run import run_script
 
 SCRIPTS = Path(__file__).parent / "compat_scripts"
@@ -53,7 +54,7 @@ def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
 def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
     """The same script under real PyTorch, in this process (as `python script.py` would run it)."""
     if name in USES_TORCHVISION:
-        _real_torchvision()
+        real_torchvision()
     out = tmp_path / f"{name}.torch.json"
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES[name], *argv, "--out", str(out)]
@@ -64,19 +65,6 @@ def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
         sys.argv[:], sys.path[:] = saved_argv, saved_path
         _forget_script_modules()
     return json.loads(out.read_text())
-
-
-def _real_torchvision():
-    """Import the real torchvision (skip without it). Its import registers fake kernels for its compiled ops,
-    which fails beside this PyTorch build; the Python parts the scripts use (models, transforms) need none."""
-    torch = pytest.importorskip("torch")
-    if "torchvision" not in sys.modules:
-        saved = torch.library.register_fake
-        torch.library.register_fake = lambda *a, **k: (lambda f: f)
-        try:
-            pytest.importorskip("torchvision")
-        finally:
-            torch.library.register_fake = saved
 
 
 def _flat(losses) -> list:

@@ -38,9 +38,10 @@ class WeightsEnum(Enum):
             name = obj.replace(cls.__name__ + ".", "")
             if name in cls.__members__:
                 return cls.__members__[name]
-        raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received {type(obj).__name__}"
-                        if not isinstance(obj, str) else f"Invalid weights name {obj!r} for {cls.__name__}: "
-                        f"expected one of {list(cls.__members__)} or a checkpoint file")
+            raise KeyError(f"{obj!r}: no such {cls.__name__} (expected one of {list(cls.__members__)}), and no "
+                           "such checkpoint file")
+        raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but received "
+                        f"{obj.__class__.__name__}.")
 
     @property
     def url(self) -> str:
