@@ -41,9 +41,11 @@ def _axis_samples(start: Tensor, length: Tensor, bins: int, grid: int, count: Te
     b = lucid.arange(bins, dtype=dtype)[:, None]
     g = lucid.arange(grid, dtype=dtype)[None, :]
     # sample g of bin b: start + b * bin + (g + 0.5) * bin / count
-    pos = start[:, None, None] + b * bin_size[:, None, None] + (g + 0.5) * (bin_size / count)[:, None, None]
-    valid = (pos >= -1.0) & (pos <= size) & (g < count[:, None, None])
-    pos = pos.clamp(min=0)
+    # (a region without samples, count 0, divides by 1 instead: its samples are all masked out below)
+    step = bin_size / count.clamp(min=1.0)
+    pos = start[:, None, None] + b * bin_size[:, None, None] + (g + 0.5) * step[:, None, None]
+    valid = (pos >= -1.0) & (pos <= size) & (g < count[:, None, None])  # False for NaN (a NaN box) too
+    pos = lucid.where(valid, pos, 0.0).clamp(min=0)  # every index in range, whatever the box
     low = pos.floor().clamp(max=size - 1)
     at_edge = low >= size - 1  # torchvision: the sample snaps onto the last pixel
     pos = lucid.where(at_edge, low, pos)
