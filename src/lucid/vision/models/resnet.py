@@ -114,6 +114,11 @@ class ResNet(nn.Module):
         self.layer4 = self._make_layer(block, 512, layers[3], 2, replace_stride_with_dilation[2])
         self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
         self.fc = nn.Linear(512 * block.expansion, num_classes)
+        self._init_weights(zero_init_residual)
+
+    def _init_weights(self, zero_init_residual: bool) -> None:
+        """torchvision's: Kaiming-normal (fan_out) convolutions, norm layers weight 1 and bias 0 (each block's last
+        norm weight 0 with ``zero_init_residual``)."""
         for m in self.modules():
             if isinstance(m, nn.Conv2d):
                 nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
