@@ -194,3 +194,31 @@ def test_constructor_errors_and_registry():
     assert isinstance(models.get_model("mobilenet_v3_small", num_classes=3), models.MobileNetV3)
     with pytest.raises(ValueError, match="Unknown model foo"):
         models.get_model("foo")
+
+
+def test_forward_and_backward_evaluate_nothing(monkeypatch):
+    """The models record lazy MLX operations only (batch-norm statistics, stochastic depth's draws and dropout
+    included): a training step's forward and backward evaluate nothing before the optimizer's step."""
+    import mlx.core as mx
+
+    from lucid._pending import evaluate_pending
+    from lucid.vision.models import efficientnet as eff
+    built = [models.resnet18(num_classes=3), models.mobilenet_v3_small(num_classes=3),
+             eff.EfficientNet([eff.MBConvConfig(1, 3, 1, 16, 8, 1), eff.MBConvConfig(6, 5, 2, 8, 8, 3)], 0.2,
+                              stochastic_depth_prob=0.5, num_classes=3),
+             models.DenseNet(8, (2, 2), 16, num_classes=3, drop_rate=0.2), models.squeezenet1_1(num_classes=3),
+             models.VisionTransformer(32, 8, 1, 2, 16, 24, dropout=0.1, num_classes=3)]
+    x = lucid.randn(2, 3, 32, 32)
+    for m in built:
+        for p in m.parameters():
+            p.sum().item()  # the initialisation, evaluated before counting
+    x.sum().item()
+    for m in built:
+        calls = []
+        with monkeypatch.context() as patch:
+            patch.setattr(mx, "eval", lambda *a: calls.append("eval"))
+            patch.setattr(mx, "async_eval", lambda *a: calls.append("async_eval"))
+            m.train()
+            m(x).square().mean().backward()
+        assert calls == [], type(m).__name__
+        evaluate_pending()  # what the optimizer's step would evaluate
