@@ -222,3 +222,21 @@ def test_forward_and_backward_evaluate_nothing(monkeypatch):
             m(x).square().mean().backward()
         assert calls == [], type(m).__name__
         evaluate_pending()  # what the optimizer's step would evaluate
+
+
+@pytest.mark.parametrize("weights", ["ResNet50_Weights.IMAGENET1K_V2", "EfficientNet_B0_Weights.DEFAULT",
+                                     "ResNet18_Weights.DEFAULT"])
+def test_weights_transforms_are_torchvisions_preset(weights):
+    """``weights.transforms()``: the preprocessing torchvision publishes with the weights, on PIL images and
+    uint8 tensors."""
+    import torch
+    Image = pytest.importorskip("PIL.Image")
+    tv = _tv()
+    enum, member = weights.split(".")
+    theirs, ours = getattr(getattr(tv, enum), member).transforms(), getattr(getattr(models, enum), member).transforms()
+    pixels = np.random.default_rng(0).integers(0, 256, (250, 300, 3), dtype=np.uint8)
+    got = ours(Image.fromarray(pixels))
+    np.testing.assert_allclose(got.numpy(), theirs(Image.fromarray(pixels)).numpy(), rtol=1e-5, atol=1e-5)
+    assert tuple(got.shape) == (3, 224, 224) and got.dtype == lucid.float32
+    chw = pixels.transpose(2, 0, 1).copy()
+    np.testing.assert_allclose(ours(lucid.tensor(chw)).numpy(), theirs(torch.from_numpy(chw)).numpy(), atol=2e-2)

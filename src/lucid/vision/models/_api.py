@@ -8,17 +8,21 @@ from __future__ import annotations
 import os
 import re
 from enum import Enum
+from functools import partial
 from pathlib import Path
 
 from ... import nn
+from ._presets import ImageClassification
 
 
 class Weights:
-    """One published checkpoint: its URL and the number of classes it was trained for."""
+    """One published checkpoint: its URL, the number of classes it was trained for, and its preprocessing
+    (``transforms()``: torchvision's ``ImageClassification`` preset with a 224 px crop and ``preset`` options)."""
 
-    def __init__(self, url: str, num_classes: int = 1000) -> None:
+    def __init__(self, url: str, num_classes: int = 1000, **preset) -> None:
         self.url = url
         self.meta = {"num_classes": num_classes}
+        self.transforms = partial(ImageClassification, **{"crop_size": 224, **preset})
 
     @property
     def filename(self) -> str:
@@ -50,6 +54,11 @@ class WeightsEnum(Enum):
     @property
     def meta(self) -> dict:
         return self.value.meta
+
+    @property
+    def transforms(self):
+        """The preprocessing these weights expect: ``weights.transforms()`` is the transform (a module)."""
+        return self.value.transforms
 
 
 def make_weights(name: str, default: str, **checkpoints: Weights) -> type[WeightsEnum]:

@@ -10,12 +10,14 @@ from functools import partial
 from ... import nn
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation
 from ..ops.stochastic_depth import StochasticDepth
+from ..transforms.functional import InterpolationMode
 from ._api import Weights, load_weights, make_weights, prepare
 from ._utils import _make_divisible
 
 EfficientNet_B0_Weights = make_weights(
     "EfficientNet_B0_Weights", "IMAGENET1K_V1",
-    IMAGENET1K_V1=Weights("https://download.pytorch.org/models/efficientnet_b0_rwightman-7f5810bc.pth"))
+    IMAGENET1K_V1=Weights("https://download.pytorch.org/models/efficientnet_b0_rwightman-7f5810bc.pth",
+                          resize_size=256, interpolation=InterpolationMode.BICUBIC))
 
 
 class MBConvConfig:

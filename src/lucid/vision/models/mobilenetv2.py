@@ -11,7 +11,7 @@ from ._utils import _make_divisible, init_like_mobilenet
 MobileNet_V2_Weights = make_weights(
     "MobileNet_V2_Weights", "IMAGENET1K_V2",
     IMAGENET1K_V1=Weights("https://download.pytorch.org/models/mobilenet_v2-b0353104.pth"),
-    IMAGENET1K_V2=Weights("https://download.pytorch.org/models/mobilenet_v2-7ebf99e0.pth"))
+    IMAGENET1K_V2=Weights("https://download.pytorch.org/models/mobilenet_v2-7ebf99e0.pth", resize_size=232))
 
 
 class InvertedResidual(nn.Module):

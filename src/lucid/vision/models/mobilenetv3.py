@@ -13,7 +13,8 @@ from ._utils import _make_divisible, init_like_mobilenet
 _URL = "https://download.pytorch.org/models/"
 MobileNet_V3_Large_Weights = make_weights("MobileNet_V3_Large_Weights", "IMAGENET1K_V2",
                                           IMAGENET1K_V1=Weights(_URL + "mobilenet_v3_large-8738ca79.pth"),
-                                          IMAGENET1K_V2=Weights(_URL + "mobilenet_v3_large-5c1a4163.pth"))
+                                          IMAGENET1K_V2=Weights(_URL + "mobilenet_v3_large-5c1a4163.pth",
+                                                                        resize_size=232))
 MobileNet_V3_Small_Weights = make_weights("MobileNet_V3_Small_Weights", "IMAGENET1K_V1",
                                           IMAGENET1K_V1=Weights(_URL + "mobilenet_v3_small-047dcff4.pth"))
 

@@ -158,24 +158,24 @@ class ResNet(nn.Module):
         return self._forward_impl(x)
 
 
-def _w(name: str) -> Weights:
-    return Weights(_URL + name)
+def _w(name: str, **preset) -> Weights:
+    return Weights(_URL + name, **preset)
 
 
 ResNet18_Weights = make_weights("ResNet18_Weights", "IMAGENET1K_V1", IMAGENET1K_V1=_w("resnet18-f37072fd.pth"))
 ResNet34_Weights = make_weights("ResNet34_Weights", "IMAGENET1K_V1", IMAGENET1K_V1=_w("resnet34-b627a593.pth"))
 ResNet50_Weights = make_weights("ResNet50_Weights", "IMAGENET1K_V2", IMAGENET1K_V1=_w("resnet50-0676ba61.pth"),
-                                IMAGENET1K_V2=_w("resnet50-11ad3fa6.pth"))
+                                IMAGENET1K_V2=_w("resnet50-11ad3fa6.pth", resize_size=232))
 ResNet101_Weights = make_weights("ResNet101_Weights", "IMAGENET1K_V2", IMAGENET1K_V1=_w("resnet101-63fe2227.pth"),
-                                 IMAGENET1K_V2=_w("resnet101-cd907fc2.pth"))
+                                 IMAGENET1K_V2=_w("resnet101-cd907fc2.pth", resize_size=232))
 ResNet152_Weights = make_weights("ResNet152_Weights", "IMAGENET1K_V2", IMAGENET1K_V1=_w("resnet152-394f9c45.pth"),
-                                 IMAGENET1K_V2=_w("resnet152-f82ba261.pth"))
+                                 IMAGENET1K_V2=_w("resnet152-f82ba261.pth", resize_size=232))
 ResNeXt50_32X4D_Weights = make_weights("ResNeXt50_32X4D_Weights", "IMAGENET1K_V2",
                                        IMAGENET1K_V1=_w("resnext50_32x4d-7cdf4587.pth"),
-                                       IMAGENET1K_V2=_w("resnext50_32x4d-1a0047aa.pth"))
+                                       IMAGENET1K_V2=_w("resnext50_32x4d-1a0047aa.pth", resize_size=232))
 Wide_ResNet50_2_Weights = make_weights("Wide_ResNet50_2_Weights", "IMAGENET1K_V2",
                                        IMAGENET1K_V1=_w("wide_resnet50_2-95faca4d.pth"),
-                                       IMAGENET1K_V2=_w("wide_resnet50_2-9ba9bcbe.pth"))
+                                       IMAGENET1K_V2=_w("wide_resnet50_2-9ba9bcbe.pth", resize_size=232))
 
 
 def _resnet(block, layers: list[int], weights, enum, kwargs: dict) -> ResNet:
