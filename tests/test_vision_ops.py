@@ -1,7 +1,7 @@
 """lucid.vision.ops against torchvision's Python implementations (box ops, focal loss, roi_align's reference for
-boxes inside the image) and, where torchvision needs its compiled kernels (nms, roi_align for boxes reaching past
-the image), against plain loops written from the kernels' definitions; roi_align's gradient against float64
-finite differences."""
+boxes inside the image) and, where torchvision needs its compiled kernels (nms, roi_pool, roi_align for boxes
+reaching past the image), against plain loops written from the kernels' definitions; roi_align's and roi_pool's
+gradients against float64 finite differences."""
 import math
 
 import numpy as np
@@ -181,6 +181,43 @@ def test_roi_align_bad_boxes():
     with pytest.raises(AssertionError, match=r"List\[Tensor\[L, 4\]\]"):
         ops.roi_align(lucid.tensor(X), [lucid.zeros(3, 5)], 2)
     assert tuple(ops.roi_align(lucid.tensor(X), lucid.zeros(0, 5), (2, 2)).shape) == (0, 3, 2, 2)
+
+
+def naive_roi_pool(x, rois, ph, pw, scale):
+    """torchvision's CPU kernel written out: boxes rounded (half away from zero) to pixels, each bin's maximum,
+    0 for an empty bin (in float32, as the kernel computes for a float32 input)."""
+    n, c, h, w = x.shape
+    out = np.zeros((len(rois), c, ph, pw), x.dtype)
+    rnd = lambda v: math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)  # noqa: E731
+    for k, r in enumerate(rois):
+        sw, sh, ew, eh = (rnd(np.float32(r[i]) * np.float32(scale)) for i in (1, 2, 3, 4))
+        bin_h, bin_w = np.float32(max(eh - sh + 1, 1)) / np.float32(ph), np.float32(max(ew - sw + 1, 1)) / np.float32(pw)
+        for i in range(ph):
+            for j in range(pw):
+                hs, he = (min(max(math.floor(i * bin_h) + sh, 0), h), min(max(math.ceil((i + 1) * bin_h) + sh, 0), h))
+                ws, we = (min(max(math.floor(j * bin_w) + sw, 0), w), min(max(math.ceil((j + 1) * bin_w) + sw, 0), w))
+                if he > hs and we > ws:
+                    out[k, :, i, j] = x[int(r[0]), :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+@pytest.mark.parametrize("scale", [1.0, 0.5])
+def test_roi_pool_follows_the_kernel(scale):
+    rois = np.concatenate([INSIDE, OUTSIDE])
+    got = ops.roi_pool(lucid.tensor(X), lucid.tensor(rois), (3, 2), scale)
+    np.testing.assert_array_equal(got.numpy(), naive_roi_pool(X, rois, 3, 2, scale))
+    as_list = [lucid.tensor(rois[rois[:, 0] == i, 1:]) for i in range(2)]
+    order = np.argsort(rois[:, 0], kind="stable")
+    np.testing.assert_array_equal(ops.RoIPool((3, 2), scale)(lucid.tensor(X), as_list).numpy(),
+                                  naive_roi_pool(X, rois, 3, 2, scale)[order])
+
+
+def test_roi_pool_gradient_and_bad_batch_index():
+    x = lucid.tensor(RNG.standard_normal((2, 2, 5, 6)), dtype=lucid.float64, requires_grad=True)
+    rois = lucid.tensor(np.concatenate([INSIDE, OUTSIDE]), dtype=lucid.float64)
+    assert gradcheck(lambda t: ops.roi_pool(t, rois, (2, 2), 0.5), (x,))
+    with pytest.raises(IndexError, match="batch index is outside"):
+        ops.roi_pool(x, lucid.tensor([[2.0, 0, 0, 3, 3]], dtype=lucid.float64), 2)
 
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
