@@ -240,3 +240,21 @@ def test_weights_transforms_are_torchvisions_preset(weights):
     assert tuple(got.shape) == (3, 224, 224) and got.dtype == lucid.float32
     chw = pixels.transpose(2, 0, 1).copy()
     np.testing.assert_allclose(ours(lucid.tensor(chw)).numpy(), theirs(torch.from_numpy(chw)).numpy(), atol=2e-2)
+
+
+def test_legacy_pretrained_flag_and_weight_lookups(tmp_path, monkeypatch):
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    with pytest.warns(UserWarning, match="The parameter 'pretrained' is deprecated since 0.13"):
+        model = models.alexnet(pretrained=False, num_classes=3)
+    assert model.classifier[-1].out_features == 3
+    with pytest.warns(UserWarning, match=r"equivalent to passing `weights=ResNet50_Weights.IMAGENET1K_V1`"):
+        with pytest.raises(FileNotFoundError, match="resnet50-0676ba61.pth"):
+            models.resnet50(pretrained=True)
+    assert models.get_weight("ResNet50_Weights.IMAGENET1K_V2") is models.ResNet50_Weights.IMAGENET1K_V2
+    assert models.get_model_weights("vit_b_16") is models.ViT_B_16_Weights
+    assert models.get_model_weights(models.resnet18) is models.ResNet18_Weights
+    with pytest.raises(ValueError, match="Invalid weight name provided: 'Foo.BAR'."):
+        models.get_weight("Foo.BAR")
+    tv = _tv()
+    for name in models.list_models():  # the same published files as torchvision's
+        assert models.get_model_weights(name).DEFAULT.url == tv.get_model_weights(name).DEFAULT.url, name

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 from enum import Enum
 from functools import partial
 from pathlib import Path
@@ -102,8 +103,27 @@ def overwrite_param(kwargs: dict, param: str, new_value) -> None:
     kwargs[param] = new_value
 
 
+def _legacy_pretrained(weights, enum: type[WeightsEnum], kwargs: dict):
+    """torchvision's reading of the pre-0.13 ``pretrained=`` flag (with its deprecation warnings):
+    ``pretrained=True`` is the first ImageNet weights, ``False`` none."""
+    pretrained = kwargs.pop("pretrained")
+    warnings.warn("The parameter 'pretrained' is deprecated since 0.13 and may be removed in the future, please use "
+                  "'weights' instead.")
+    if not pretrained:
+        return weights
+    legacy = enum.IMAGENET1K_V1
+    warnings.warn("Arguments other than a weight enum or `None` for 'weights' are deprecated since 0.13 and may be "
+                  "removed in the future. The current behavior is equivalent to passing "
+                  f"`weights={enum.__name__}.{legacy.name}`. You can also use `weights={enum.__name__}.DEFAULT` to "
+                  "get the most up-to-date weights.")
+    return legacy
+
+
 def prepare(weights, enum: type[WeightsEnum], kwargs: dict):
-    """``weights`` resolved (see ``resolve``); named weights fix ``num_classes`` to theirs."""
+    """``weights`` resolved (see ``resolve``; the legacy ``pretrained=`` too); named weights fix ``num_classes``
+    to theirs."""
+    if "pretrained" in kwargs:
+        weights = _legacy_pretrained(weights, enum, kwargs)
     weights = resolve(weights, enum)
     if isinstance(weights, WeightsEnum):
         overwrite_param(kwargs, "num_classes", weights.meta["num_classes"])
