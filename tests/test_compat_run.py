@@ -184,6 +184,8 @@ def test_torchvision_transforms_resolve_to_lucid_vision_and_the_rest_says_not_ye
         "x = t(np.full((4, 6), 255, np.uint8))\n"
         "errors = []\n"
         "import torchvision.models, torchvision.ops\n"
+        "from torchvision.models.mobilenet import mobilenet_v2\n"
+        "from torchvision.ops.misc import Conv2dNormActivation\n"
         "from torchvision.models import resnet18\n"
         "for stmt in ('from torchvision import datasets', 'import torchvision.utils'):\n"
         "    try:\n"
