@@ -129,7 +129,8 @@ def naive_roi_align(x, rois, ph, pw, scale, sampling_ratio, aligned):
                 acc = np.zeros(c)
                 for iy in range(gh):
                     for ix in range(gw):
-                        acc += bilinear(x[int(b)], sy + i * bh + (iy + 0.5) * bh / gh, sx + j * bw + (ix + 0.5) * bw / gw)
+                        y = sy + i * bh + (iy + 0.5) * bh / gh
+                        acc += bilinear(x[int(b)], y, sx + j * bw + (ix + 0.5) * bw / gw)
                 out[k, :, i, j] = acc / count
     return out
 
@@ -147,7 +148,8 @@ def test_roi_align_is_torchvisions_for_boxes_inside_the_image(aligned, sampling_
     import torch
     _tv_ops()
     import sys
-    reference = sys.modules["torchvision.ops.roi_align"]._roi_align.__wrapped__  # its Python reference, without the torch.compile around it
+    # its Python reference, without the torch.compile around it
+    reference = sys.modules["torchvision.ops.roi_align"]._roi_align.__wrapped__
     expected = reference(torch.tensor(X), torch.tensor(INSIDE), scale, 3, 4, sampling_ratio, aligned).numpy()
     got = ops.roi_align(lucid.tensor(X), lucid.tensor(INSIDE), (3, 4), scale, sampling_ratio, aligned)
     assert tuple(got.shape) == (4, 3, 3, 4)
@@ -191,7 +193,8 @@ def naive_roi_pool(x, rois, ph, pw, scale):
     rnd = lambda v: math.floor(abs(v) + 0.5) * (1 if v >= 0 else -1)  # noqa: E731
     for k, r in enumerate(rois):
         sw, sh, ew, eh = (rnd(np.float32(r[i]) * np.float32(scale)) for i in (1, 2, 3, 4))
-        bin_h, bin_w = np.float32(max(eh - sh + 1, 1)) / np.float32(ph), np.float32(max(ew - sw + 1, 1)) / np.float32(pw)
+        bin_h = np.float32(max(eh - sh + 1, 1)) / np.float32(ph)
+        bin_w = np.float32(max(ew - sw + 1, 1)) / np.float32(pw)
         for i in range(ph):
             for j in range(pw):
                 hs, he = (min(max(math.floor(i * bin_h) + sh, 0), h), min(max(math.ceil((i + 1) * bin_h) + sh, 0), h))

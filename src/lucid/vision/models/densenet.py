@@ -9,8 +9,9 @@ from ... import nn
 from ...utils import checkpoint as cp
 from ._api import Weights, load_weights, make_weights, prepare, remap_keys
 
-DenseNet121_Weights = make_weights("DenseNet121_Weights", "IMAGENET1K_V1",
-                                   IMAGENET1K_V1=Weights("https://download.pytorch.org/models/densenet121-a639ec97.pth"))
+DenseNet121_Weights = make_weights(
+    "DenseNet121_Weights", "IMAGENET1K_V1",
+    IMAGENET1K_V1=Weights("https://download.pytorch.org/models/densenet121-a639ec97.pth"))
 
 
 class _DenseLayer(nn.Module):
