@@ -18,14 +18,19 @@ SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
          "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
-         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": []}
+         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": [],
+         "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
 # actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
 # feeds both runs the same batches, actions and noise from numpy)
 SAME_DATA = {"mingpt": ["--same-batches", "1"], "reinforce": ["--same-actions", "1", "--steps", "6"],
-             "vae_kl": ["--same-noise", "1", "--steps", "10"]}
+             "vae_kl": ["--same-noise", "1", "--steps", "10"],
+             "cifar_resnet": ["--augment", "0", "--shuffle", "0"]}  # (augmentation and shuffling draw too)
 WRITES_FILES = {"gpt", "super_resolution", "makemore", "word_language_model"}  # given --out-dir in the plain run
 NEEDS = {"makemore": "tensorboard"}  # an optional package the script imports (makemore logs to TensorBoard)
+USES_TORCHVISION = {"cifar_resnet", "mobilenet_finetune"}  # the PyTorch run needs the real torchvision
+# whole torchvision models: seconds per run on a busy CPU
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in USES_TORCHVISION else n for n in sorted(CASES)]
 
 
 def _forget_script_modules() -> None:
@@ -49,6 +54,8 @@ def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
 
 def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
     """The same script under real PyTorch, in this process (as `python script.py` would run it)."""
+    if name in USES_TORCHVISION:
+        torchvision_or_skip()
     out = tmp_path / f"{name}.torch.json"
     saved_argv, saved_path = sys.argv[:], sys.path[:]
     sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES.get(name, []), *argv, "--out", str(out)]
@@ -65,7 +72,7 @@ def _flat(losses) -> list:
     return [v for x in losses for v in (x if isinstance(x, list) else [x])]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_runs_unchanged(name, tmp_path):
     extra = ["--out-dir", str(tmp_path)] if name in WRITES_FILES else []
     result = _run_lucid(name, tmp_path, *extra)
@@ -75,7 +82,7 @@ def test_pytorch_script_runs_unchanged(name, tmp_path):
 
 @pytest.mark.filterwarnings("ignore:.*GradScaler")  # PyTorch's, for nanoGPT's deprecated spelling without CUDA
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument")  # PyTorch's, for minGPT's pin_memory=True without one
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
     pytest.importorskip("torch")
     init = str(tmp_path / "init.npz")
@@ -167,7 +174,7 @@ def test_lucid_run_command(tmp_path, capsys):
 
 def test_torchvision_resolves_to_lucid_vision_and_the_rest_says_not_provided(tmp_path):
     """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors,
-    datasets and utils are lucid.vision's; a torchvision module lucid does not provide fails with a message saying
+    datasets, utils, models and ops are lucid.vision's; a torchvision module lucid does not provide fails with a message saying
     so, whichever import form."""
     script = tmp_path / "vision.py"
     script.write_text(
@@ -178,6 +185,10 @@ def test_torchvision_resolves_to_lucid_vision_and_the_rest_says_not_provided(tmp
         "t = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,))])\n"
         "x = t(np.full((4, 6), 255, np.uint8))\n"
         "errors = []\n"
+        "import torchvision.models, torchvision.ops\n"
+        "from torchvision.models.mobilenet import mobilenet_v2\n"
+        "from torchvision.ops.misc import Conv2dNormActivation\n"
+        "from torchvision.models import resnet18\n"
         "for stmt in ('from torchvision import prototype', 'import torchvision.prototype'):\n"
         "    try:\n"
         "        exec(stmt)\n"
@@ -186,12 +197,15 @@ def test_torchvision_resolves_to_lucid_vision_and_the_rest_says_not_provided(tmp
         "json.dump({'transforms': transforms.__name__, 'is_tensor': isinstance(x, torch.Tensor),\n"
         "           'shape': list(x.shape), 'value': float(x[0, 0, 0]), 'flip': list(TF.vflip(x).shape),\n"
         "           'datasets': datasets.MNIST.__module__, 'utils': vutils.make_grid.__module__,\n"
-        "           'errors': errors}, open(sys.argv[1], 'w'))\n")
+        "           'models': torchvision.models.__name__, 'ops': torchvision.ops.__name__,\n"
+        "           'resnet18': resnet18.__module__, 'errors': errors}, open(sys.argv[1], 'w'))\n")
     run_script(script, [tmp_path / "out.json"])
     got = json.loads((tmp_path / "out.json").read_text())
     assert got["transforms"] == "lucid.vision.transforms" and got["is_tensor"]
     assert got["datasets"] == "lucid.vision.datasets.mnist" and got["utils"] == "lucid.vision.utils"
     assert got["shape"] == [1, 4, 6] and got["value"] == 2.0 and got["flip"] == [1, 4, 6]
+    assert got["models"] == "lucid.vision.models" and got["ops"] == "lucid.vision.ops"
+    assert got["resnet18"] == "lucid.vision.models.resnet"
     assert len(got["errors"]) == 2
     for err in got["errors"]:
         assert err.startswith("torchvision.prototype is not provided by lucid")

@@ -1,17 +1,17 @@
 """lucid.compat.torchvision: torchvision's namespace on ``lucid.vision`` (``import lucid.compat.torchvision as
 torchvision``; under ``lucid run`` a program's ``import torchvision`` is this package).
 
-It holds ``transforms`` (and ``transforms.functional``), ``datasets``, ``utils`` and ``io``. Importing a torchvision
-module lucid does not provide raises a ModuleNotFoundError saying so, rather than reaching a real torchvision (which
-needs the real PyTorch)."""
-from lucid.vision import datasets, io, transforms, utils
+It holds ``transforms`` (and ``transforms.functional``), ``datasets``, ``models``, ``ops``, ``utils`` and
+``io``. Importing a torchvision module lucid does not provide (``transforms.v2``, ``prototype``...) raises a
+ModuleNotFoundError saying so, rather than reaching a real torchvision (which needs the real PyTorch)."""
+from lucid.vision import datasets, io, models, ops, transforms, utils
 
 from .._alias import AliasFinder as _AliasFinder
 from .._alias import install as _install
 
 __version__ = "0.28.0+lucid"  # the torchvision API version lucid.vision follows
 
-__all__ = ["datasets", "io", "transforms", "utils"]
+__all__ = ["datasets", "io", "models", "ops", "transforms", "utils"]
 
 
 class _VisionFinder(_AliasFinder):
@@ -23,7 +23,7 @@ class _VisionFinder(_AliasFinder):
             name = "torchvision" + fullname[len(self.source):]
             # name=None: not "no such module" (which `from torchvision import X` would turn into a vaguer error)
             raise ModuleNotFoundError(f"{name} is not provided by lucid: lucid.vision has torchvision's transforms, "
-                                      "datasets, utils and io")
+                                      "datasets, models, ops, utils and io")
         return spec
 
 
