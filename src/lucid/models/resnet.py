@@ -20,6 +20,12 @@ class ResNet(tv.ResNet):
     ``bn1.running_mean``, ``layer1.0.conv1.weight``, ``layer2.0.downsample.0.weight``, ..., ``fc.bias``) and only
     ``conv1.weight``'s shape differs. A smaller ``width`` keeps the keys and shrinks every layer (for CPU runs).
     Initialisation is torchvision's: Kaiming-normal (fan_out) convolutions, batch norm weight 1 and bias 0.
+
+    :param layers: the number of blocks in each of the four stages.
+    :param num_classes: the logits' size.
+    :param small_input: a 3x3 stride-1 stem without max pooling, for small images (32x32).
+    :param in_channels: the input's channels.
+    :param width: the first stage's width (64 in torchvision; the zoo trains with 16).
     """
 
     def __init__(self, layers: Sequence[int], num_classes: int = 1000, small_input: bool = False,
@@ -46,10 +52,26 @@ class ResNet(tv.ResNet):
 
 
 def resnet18(num_classes: int = 1000, small_input: bool = False, in_channels: int = 3, width: int = 64) -> ResNet:
-    """ResNet-18: [2, 2, 2, 2] basic blocks (11.7 M parameters at 1000 classes and width 64)."""
+    """ResNet-18: [2, 2, 2, 2] basic blocks (11.7 M parameters at 1000 classes and width 64).
+
+    :param num_classes: the logits' size.
+    :param small_input: a 3x3 stride-1 stem without max pooling, for small images (32x32).
+    :param in_channels: the input's channels.
+    :param width: the first stage's width (64 in torchvision; the zoo trains with 16).
+
+    >>> import lucid
+    >>> lucid.models.resnet18(num_classes=6, small_input=True, width=16)(lucid.zeros(1, 3, 32, 32)).shape
+    lucid.Size([1, 6])
+    """
     return ResNet([2, 2, 2, 2], num_classes, small_input, in_channels, width)
 
 
 def resnet34(num_classes: int = 1000, small_input: bool = False, in_channels: int = 3, width: int = 64) -> ResNet:
-    """ResNet-34: [3, 4, 6, 3] basic blocks (21.8 M parameters at 1000 classes and width 64)."""
+    """ResNet-34: [3, 4, 6, 3] basic blocks (21.8 M parameters at 1000 classes and width 64).
+
+    :param num_classes: the logits' size.
+    :param small_input: a 3x3 stride-1 stem without max pooling, for small images (32x32).
+    :param in_channels: the input's channels.
+    :param width: the first stage's width (64 in torchvision; the zoo trains with 16).
+    """
     return ResNet([3, 4, 6, 3], num_classes, small_input, in_channels, width)
