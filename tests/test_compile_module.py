@@ -62,6 +62,8 @@ def test_one_node_per_call_and_eager_gradients_over_optimizer_steps():
     assert type(out.grad_fn) is CompiledFunctionBackward and out.grad_fn.name() == "CompiledFunctionBackward"
     assert all(e[0].__class__.__name__ == "AccumulateGrad" for e in out.grad_fn.next_functions)  # nothing between
     assert len(out.grad_fn.next_functions) == len(list(model.parameters()))
+    (plan,) = [p for p in net._plans.values() if not isinstance(p, str)]
+    assert plan.reuses_forward and plan.layout["residuals"]  # the backward reads the forward's values
 
 
 def test_dropout_draws_from_lucids_generator_and_the_backward_replays_the_mask():

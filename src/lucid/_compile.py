@@ -31,6 +31,7 @@ from .autograd import engine
 from .autograd.anomaly import _state as _anomaly
 from .autograd.graph import FREED_MESSAGE, Node, _version_error, edge_of, watch
 from .nn.modules import _global_hooks
+from .ops._core import OpNode
 from .nn.modules.module import Module
 
 
@@ -326,6 +327,44 @@ def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backe
 
 
 # ---------------------------------------------------------------------------------------------------- a module as one node
+def _saved_slots(outs: list, known: set) -> list:
+    """Where the tape behind ``outs`` keeps values its backward may read, in an order fixed by the tape's shape:
+    the storages of the declared ops' Tensor arguments and saved results, and MLX arrays among their arguments
+    (GELU's Phi(x)). Storages in ``known`` (the module's state and the call's arguments) are inputs anyway."""
+    slots, seen = [], set(known)
+    stack = [t._fn for t in reversed(outs) if t._fn is not None]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, OpNode) and node.args is not None:
+            for i, a in enumerate(node.args):
+                if isinstance(a, Tensor):
+                    if id(a._st) not in seen:
+                        seen.add(id(a._st))
+                        slots.append(a._st)
+                elif isinstance(a, mx.array):
+                    slots.append((node, i))
+            if node.save_ans and node.out_st is not None and id(node.out_st) not in seen:
+                seen.add(id(node.out_st))
+                slots.append(node.out_st)
+        stack.extend(e[0] for e in reversed(node.next) if e is not None)
+    return slots
+
+
+def _read(slot):
+    return slot[0].args[slot[1]] if type(slot) is tuple else slot.data
+
+
+def _write(slot, value) -> None:
+    if type(slot) is tuple:
+        node, i = slot
+        node.args = node.args[:i] + (value,) + node.args[i + 1:]
+    else:
+        slot.data = value
+
+
 class CompiledFunctionBackward(Node):
     """The one tape node of a compiled module's call (the name PyTorch's compiled modules give theirs). It keeps
     the arrays its forward ran on (parameters, buffers, the random key, the inputs); its backward is the
@@ -396,10 +435,12 @@ class _ModulePlan:
         self.backward_fn = _threads.compiled_on_main_thread(self._backward)
         self.traced = False  # the forward has been traced once (a failure after that is not a tracing problem)
         self.backward_failed = False
+        self.reuses_forward = False  # the backward's trace read the forward's saved values (set when it traces)
 
     # ------------------------------------------------------------------------------------------- traced code
     def _run(self, flat, record: bool):
-        """Install ``flat`` (state arrays, key, argument arrays) and call the module; (output, checks, diff)."""
+        """Install ``flat`` (state arrays, key, argument arrays) and call the module; (output, checks, diff, the
+        storages of the state and the arguments)."""
         n_s = len(self.state)
         for t, a in zip(self.state, flat[:n_s]):
             t._st.data = a
@@ -410,25 +451,49 @@ class _ModulePlan:
         gm.state.grad = record
         with _checks.collect() as checks:
             out = self.model(*args, **kwargs)
-        return out, checks, [self.state[i] for i in self.diff_params] + [wrapped[i] for i in self.diff_args]
+        known = {id(t._st) for t in self.state} | {id(w._st) for w in wrapped}
+        return out, checks, [self.state[i] for i in self.diff_params] + [wrapped[i] for i in self.diff_args], known
 
     def _forward(self, *flat):
-        out, checks, _ = self._run(flat, False)
+        out, checks, _, known = self._run(flat, self.record)
         objs: list = []
-        self.layout["out"] = _flatten(out, objs, True)
-        self.layout["diff_out"] = [i for i, o in enumerate(objs) if isinstance(o, Tensor)
-                                   and can_require_grad(o._st.data.dtype)]
-        self.layout["checks"] = checks
+        layout = self.layout
+        layout["out"] = _flatten(out, objs, True)
+        layout["diff_out"] = [i for i, o in enumerate(objs) if isinstance(o, Tensor)
+                              and can_require_grad(o._st.data.dtype)]
+        layout["checks"] = checks
+        # the values the tape saved (recorded inside this trace): outputs too, so the backward reads them instead of
+        # computing the forward again
+        residuals = [_read(s) for s in _saved_slots([objs[i] for i in layout["diff_out"]], known)] \
+            if self.record else []
+        layout["residuals"] = [(r.shape, r.dtype) for r in residuals]
         return ([o._st.data if isinstance(o, Tensor) else o for o in objs] + [b._st.data for b in self.buffers]
-                + [_random._key[0]] + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks])
+                + [_random._key[0]] + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks]
+                + residuals)
 
     def _backward(self, *flat):
-        n_cot = len(self.layout["diff_out"])
-        out, _, diff = self._run(flat[:len(flat) - n_cot], True)
+        layout = self.layout
+        n_cot, n_res = len(layout["diff_out"]), len(layout["residuals"])
+        n_in = len(flat) - n_cot - n_res
+        out, _, diff, known = self._run(flat[:n_in], True)
         objs: list = []
         _flatten(out, objs, True)
-        outs = [objs[i] for i in self.layout["diff_out"]]
-        grads = engine.grad(outs, diff, [_wrap(c) for c in flat[len(flat) - n_cot:]], allow_unused=True)
+        outs = [objs[i] for i in layout["diff_out"]]
+        slots = _saved_slots(outs, known)
+        residuals = flat[n_in:n_in + n_res]
+        undo = []
+        # the same code ran on the same configuration, so its tape saved the same values in the same order; should
+        # it not have (shapes differ), the backward computes the forward again, which is slower but as right
+        self.reuses_forward = [(_read(s).shape, _read(s).dtype) for s in slots] == layout["residuals"]
+        if self.reuses_forward:
+            undo = [(s, _read(s)) for s in slots]
+            for s, r in zip(slots, residuals):
+                _write(s, r)
+        try:
+            grads = engine.grad(outs, diff, [_wrap(c) for c in flat[n_in + n_res:]], allow_unused=True)
+        finally:
+            for s, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
+                _write(s, old)
         return [mx.zeros_like(d._st.data) if g is None else g._st.data for g, d in zip(grads, diff)]
 
     def _traced(self, fn, flat):
@@ -458,7 +523,8 @@ class _ModulePlan:
             flat = [t._st.data for t in self.state] + [_random._key[0]] + arrays
             outs = self._traced(self.forward, flat)
             self.traced = True
-            n_o = len(outs) - len(self.buffers) - 1 - 2 * len(layout["checks"])
+            n_r = len(layout["residuals"])
+            n_o = len(outs) - len(self.buffers) - 1 - 2 * len(layout["checks"]) - n_r
             _random._key[0] = outs[n_o + len(self.buffers)]
         for b, a in zip(self.buffers, outs[n_o:n_o + len(self.buffers)]):  # BatchNorm's running statistics
             if b._st.data is not a:
@@ -474,7 +540,8 @@ class _ModulePlan:
         diff = [self.state[i] for i in self.diff_params] + [arg_objs[i] for i in self.diff_args]
         if diff:
             metas = [(outs[i].shape, outs[i].dtype) for i in layout["diff_out"]]
-            node = CompiledFunctionBackward(self, [edge_of(t) for t in diff], flat, diff, arg_objs, metas)
+            node = CompiledFunctionBackward(self, [edge_of(t) for t in diff], flat + outs[len(outs) - n_r:], diff,
+                                            arg_objs, metas)
             for nr, i in enumerate(layout["diff_out"]):
                 t = tensors[i]
                 t._fn, t._nr, t._rg = node, nr, True
