@@ -64,6 +64,7 @@ def test_one_node_per_call_and_eager_gradients_over_optimizer_steps():
     assert len(out.grad_fn.next_functions) == len(list(model.parameters()))
     (plan,) = [p for p in net._plans.values() if not isinstance(p, str)]
     assert plan.reuses_forward and plan.layout["residuals"]  # the backward reads the forward's values
+    assert plan.traced and not plan.backward_failed  # (not the eager fallback)
 
 
 def test_dropout_draws_from_lucids_generator_and_the_backward_replays_the_mask():
@@ -224,8 +225,10 @@ class _ReadsValue(nn.Module):
 def test_a_forward_that_reads_values_runs_eagerly_and_fullgraph_raises():
     model = _ReadsValue()
     net = lucid.compile(model)
-    for _ in range(3):
+    out = net(X)
+    with pytest.warns(UserWarning, match="forward of _ReadsValue could not be traced"):
         out = net(X)
+    out = net(X)
     np.testing.assert_allclose(_np(out), _np(model(X)), rtol=1e-6)
     strict = lucid.compile(model, fullgraph=True)
     strict(X)
@@ -279,3 +282,39 @@ def test_a_compiled_module_inside_a_compiled_step_and_torch_compile():
     for _ in range(3):
         out = e(X)
     assert type(out.grad_fn) is not CompiledFunctionBackward
+
+
+class _ReadInBackward(lucid.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 3.0
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * (3.0 if x.sum().item() != 0 else 0.0)  # reads a value: this backward cannot be traced
+
+
+class _Custom(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(6, 3)
+
+    def forward(self, x):
+        return _ReadInBackward.apply(self.lin(x))
+
+
+def test_a_backward_that_cannot_be_traced_runs_the_eager_module_again():
+    model, ref = _Custom(), _Custom()
+    ref.load_state_dict(model.state_dict())
+    net = lucid.compile(model)
+    net(X).sum().backward()
+    model.zero_grad()
+    out = net(X)
+    assert type(out.grad_fn) is CompiledFunctionBackward
+    with pytest.warns(UserWarning, match="backward of _Custom could not be traced"):
+        out.sum().backward()
+    ref(X).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-6)

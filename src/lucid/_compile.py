@@ -486,14 +486,14 @@ class _ModulePlan:
         # it not have (shapes differ), the backward computes the forward again, which is slower but as right
         self.reuses_forward = [(_read(s).shape, _read(s).dtype) for s in slots] == layout["residuals"]
         if self.reuses_forward:
-            undo = [(s, _read(s)) for s in slots]
+            undo = [(s, s.data) for s in slots if type(s) is not tuple]  # (the nodes are this trace's own)
             for s, r in zip(slots, residuals):
                 _write(s, r)
         try:
             grads = engine.grad(outs, diff, [_wrap(c) for c in flat[n_in + n_res:]], allow_unused=True)
         finally:
-            for s, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
-                _write(s, old)
+            for st, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
+                st.data = old
         return [mx.zeros_like(d._st.data) if g is None else g._st.data for g, d in zip(grads, diff)]
 
     def _traced(self, fn, flat):
@@ -551,10 +551,11 @@ class _ModulePlan:
         if not self.backward_failed:
             try:
                 return self._traced(self.backward_fn, saved + cots)
-            except Exception:
+            except Exception as e:
                 if self.fullgraph:
                     raise
                 self.backward_failed = True  # this configuration's backward runs eagerly from now on
+                _warn_eager(self.model, "backward", e)
         grads = self.eager_backward(node, [_wrap(c) for c in cots], create_graph=False)
         return [g._st.data for g in grads]
 
@@ -584,6 +585,13 @@ class _ModulePlan:
                 for st, data, version in after:
                     st.data, st.version = data, version
         return list(res)
+
+
+def _warn_eager(model, what: str, e: Exception) -> None:
+    warnings.warn(f"lucid.compile: the {what} of {type(model).__name__} could not be traced ({type(e).__name__}: "
+                  f"{str(e).splitlines()[0] if str(e) else ''}); this configuration runs the eager module's {what} "
+                  "instead (same results, eager speed). fullgraph=True makes this an error.", UserWarning,
+                  stacklevel=5)
 
 
 class OptimizedModule(Module):
@@ -654,10 +662,11 @@ class OptimizedModule(Module):
             return plan.call(objs)
         try:
             return plan.call(objs)
-        except Exception:  # the forward cannot be traced (it reads a value, or uses what a trace cannot hold)
+        except Exception as e:  # the forward cannot be traced (it reads a value, or uses what a trace cannot hold)
             if self._fullgraph:
                 raise
             plans[key] = "eager"
+            _warn_eager(model, "forward", e)
             return model(*args, **kwargs)
 
     def _warn_limit(self) -> None:
