@@ -318,3 +318,17 @@ def test_a_backward_that_cannot_be_traced_runs_the_eager_module_again():
     ref(X).sum().backward()
     for p, q in zip(model.parameters(), ref.parameters()):
         np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-6)
+
+
+def test_a_replaced_layer_is_followed():
+    model = _mlp()
+    net = lucid.compile(model)
+    for _ in range(3):
+        net(X)
+    model[6] = nn.Linear(32, 3)  # a new submodule, with new parameters
+    for _ in range(3):
+        model.zero_grad()
+        out = net(X)
+        out.sum().backward()
+    np.testing.assert_allclose(_np(out), _np(model(X)), rtol=1e-5, atol=1e-6)
+    assert model[6].weight.grad is not None

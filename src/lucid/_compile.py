@@ -19,6 +19,7 @@ kept per compiled function; past it new configurations run eagerly, with one war
 from __future__ import annotations
 
 import functools
+import operator
 import warnings
 
 import mlx.core as mx
@@ -490,7 +491,8 @@ class _ModulePlan:
             for s, r in zip(slots, residuals):
                 _write(s, r)
         try:
-            grads = engine.grad(outs, diff, [_wrap(c) for c in flat[n_in + n_res:]], allow_unused=True)
+            with _checks.collect():  # (the forward's trace returned its index checks; these would repeat them)
+                grads = engine.grad(outs, diff, [_wrap(c) for c in flat[n_in + n_res:]], allow_unused=True)
         finally:
             for st, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
                 st.data = old
@@ -616,12 +618,19 @@ class OptimizedModule(Module):
             return getattr(super().__getattr__("_orig_mod"), name)
 
     def _state(self):
+        """(parameters, buffers, modules, guards), found again when a module's parameters, buffers or submodules
+        are no longer the same objects (an attribute replaced) and after every eager call."""
         found = self._found
-        if found is None:
-            model = self._orig_mod
-            modules = list(model.modules())
-            found = self.__dict__["_found"] = (list(model.parameters()), list(model.buffers()), modules,
-                                               _guards.discover(model, [model]))
+        if found is not None:
+            held = found[4]
+            now = [v for m in found[2] for d in (m._parameters, m._buffers, m._modules) for v in d.values()]
+            if len(now) == len(held) and all(map(operator.is_, now, held)):
+                return found
+        model = self._orig_mod
+        modules = list(model.modules())
+        found = self.__dict__["_found"] = (
+            list(model.parameters()), list(model.buffers()), modules, _guards.discover(model, [model]),
+            [v for m in modules for d in (m._parameters, m._buffers, m._modules) for v in d.values()])
         return found
 
     def forward(self, *args, **kwargs):
@@ -630,7 +639,7 @@ class OptimizedModule(Module):
         if (self._eager or st.compiling or st.mlx_transform_depth or st.inference or st.autocast is not None
                 or watch["on"] or _global_hooks.state.active or _anomaly["enabled"]):
             return model(*args, **kwargs)  # inside another trace or transform, or a mode the plan does not cover
-        params, buffers, modules, guards = self._state()
+        params, buffers, modules, guards, _ = self._state()
         for m in modules:
             if m._forward_pre_hooks or m._forward_hooks or m._backward_hooks or m._backward_pre_hooks:
                 return model(*args, **kwargs)  # module hooks see each call: the eager module runs them
