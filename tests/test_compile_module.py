@@ -332,3 +332,23 @@ def test_a_replaced_layer_is_followed():
         out.sum().backward()
     np.testing.assert_allclose(_np(out), _np(model(X)), rtol=1e-5, atol=1e-6)
     assert model[6].weight.grad is not None
+
+
+def test_a_dtype_change_of_the_parameters_retraces():
+    lucid.manual_seed(2)
+    model = nn.Sequential(nn.Linear(6, 4), nn.Tanh())
+    ref = nn.Sequential(nn.Linear(6, 4), nn.Tanh())
+    ref.load_state_dict(model.state_dict())
+    net = lucid.compile(model)
+    for _ in range(3):
+        net(X).sum().backward()
+    model.double()
+    ref.double()
+    x = X.double()
+    for _ in range(3):
+        model.zero_grad()
+        out = net(x)
+        out.sum().backward()
+    assert out.dtype == lucid.float64 and model[0].weight.grad.dtype == lucid.float64
+    ref(x).sum().backward()
+    np.testing.assert_allclose(_np(model[0].weight.grad), _np(ref[0].weight.grad), rtol=1e-10, atol=1e-12)

@@ -649,7 +649,8 @@ class OptimizedModule(Module):
         arrays = [o if type(o) is mx.array else o._st.data for o in objs]
         key = (_hashable(recipe), tuple(a.shape for a in arrays), tuple(a.dtype for a in arrays),
                tuple(o._rg for o in objs if type(o) is not mx.array), tuple(p._rg for p in params), record,
-               tuple(id(t) for t in params), tuple(id(t) for t in buffers), guards.values())
+               tuple(id(t) for t in params), tuple(id(t) for t in buffers),
+               tuple(t._st.data.dtype for t in params), guards.values())  # (model.double() retraces)
         plans = self._plans
         plan = plans.get(key)
         if plan is None:  # a new configuration: run eagerly once (lazy modules, optimizer state), watching writes
