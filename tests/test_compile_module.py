@@ -352,3 +352,50 @@ def test_a_dtype_change_of_the_parameters_retraces():
     assert out.dtype == lucid.float64 and model[0].weight.grad.dtype == lucid.float64
     ref(x).sum().backward()
     np.testing.assert_allclose(_np(model[0].weight.grad), _np(ref[0].weight.grad), rtol=1e-10, atol=1e-12)
+
+
+class _TwoHeads(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Linear(6, 8)
+        self.a = nn.Linear(8, 3)
+        self.b = nn.Linear(8, 2)
+
+    def forward(self, x, *, scale=1.0):
+        h = F.relu(self.body(x)) * scale
+        return {"a": self.a(h), "b": self.b(h), "n": x.shape[0], "idx": h.argmax(dim=1)}
+
+
+def test_structured_outputs_an_unused_head_kwargs_and_two_calls_in_one_graph():
+    model, ref = _TwoHeads(), _TwoHeads()
+    ref.load_state_dict(model.state_dict())
+    net = lucid.compile(model)
+
+    def loss_of(m):
+        one, two = m(X, scale=0.5), m(X[:8] * 2.0, scale=0.5)  # the same weights used twice: two nodes
+        return one["a"].sum() + (two["a"] ** 2).mean(), one
+    for _ in range(3):
+        model.zero_grad()
+        loss, out = loss_of(net)
+        loss.backward()
+    ref_loss, ref_out = loss_of(ref)
+    ref_loss.backward()
+    assert out["n"] == 16 and out["idx"].dtype == lucid.int64 and not out["idx"].requires_grad
+    np.testing.assert_array_equal(_np(out["idx"]), _np(ref_out["idx"]))
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        if name.startswith("b."):  # the unused head: no gradient reaches it, .grad stays None as in eager mode
+            assert p.grad is None and q.grad is None
+        else:
+            np.testing.assert_allclose(_np(p.grad), _np(q.grad), rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_a_compiled_module_can_be_copied():
+    import copy
+    net = lucid.compile(_mlp())
+    for _ in range(3):
+        net(X)
+    twin = copy.deepcopy(net)
+    for _ in range(3):
+        out = twin(X)
+    assert type(out.grad_fn) is CompiledFunctionBackward
+    np.testing.assert_allclose(_np(out), _np(net(X)), rtol=1e-6)

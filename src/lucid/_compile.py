@@ -401,15 +401,13 @@ class CompiledFunctionBackward(Node):
         return self.saved
 
     def apply_raw(self, grads: list, needed=None) -> list:
-        saved = self._unpack()
-        cots = [mx.zeros(*m) if g is None else g for g, m in zip(grads, self.metas)]
-        return self.plan.backward(self, saved, cots)
+        return self.plan.backward(self, self._unpack(), grads)
 
     def apply(self, grads: list, needed=None) -> list:
         if gm.state.grad:  # create_graph: the gradients must be differentiable, so they come from the eager module
             return self.plan.eager_backward(self, grads, create_graph=True)
         arrays = self.apply_raw([None if g is None else g._st.data for g in grads], needed)
-        return [_wrap(a) for a in arrays]
+        return [None if a is None else _wrap(a) for a in arrays]
 
 
 class _ModulePlan:
@@ -433,7 +431,7 @@ class _ModulePlan:
         self.fullgraph = fullgraph
         self.layout: dict = {}  # filled by the forward trace: the output recipe, differentiable outputs, checks
         self.forward = _threads.compiled_on_main_thread(self._forward)
-        self.backward_fn = _threads.compiled_on_main_thread(self._backward)
+        self.backward_fns: dict = {}  # which outputs have a gradient -> the compiled backward for them
         self.traced = False  # the forward has been traced once (a failure after that is not a tracing problem)
         self.backward_failed = False
         self.reuses_forward = False  # the backward's trace read the forward's saved values (set when it traces)
@@ -472,15 +470,17 @@ class _ModulePlan:
                 + [_random._key[0]] + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks]
                 + residuals)
 
-    def _backward(self, *flat):
+    def _backward(self, mask, *flat):
+        """The gradients of the differentiated tensors from those of the outputs ``mask`` marks (the others got
+        none); a tensor none of them reaches gets zeros here and None from ``backward`` (as eager's .grad)."""
         layout = self.layout
-        n_cot, n_res = len(layout["diff_out"]), len(layout["residuals"])
+        n_cot, n_res = sum(mask), len(layout["residuals"])
         n_in = len(flat) - n_cot - n_res
         out, _, diff, known = self._run(flat[:n_in], True)
         objs: list = []
         _flatten(out, objs, True)
-        outs = [objs[i] for i in layout["diff_out"]]
-        slots = _saved_slots(outs, known)
+        outs = [objs[i] for i, m in zip(layout["diff_out"], mask) if m]
+        slots = _saved_slots([objs[i] for i in layout["diff_out"]], known)
         residuals = flat[n_in:n_in + n_res]
         undo = []
         # the same code ran on the same configuration, so its tape saved the same values in the same order; should
@@ -493,6 +493,7 @@ class _ModulePlan:
         try:
             with _checks.collect():  # (the forward's trace returned its index checks; these would repeat them)
                 grads = engine.grad(outs, diff, [_wrap(c) for c in flat[n_in + n_res:]], allow_unused=True)
+            layout.setdefault("unreached", {})[mask] = [g is None for g in grads]
         finally:
             for st, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
                 st.data = old
@@ -549,17 +550,23 @@ class _ModulePlan:
                 t._fn, t._nr, t._rg = node, nr, True
         return _rebuild(layout["out"], outs, tensors)
 
-    def backward(self, node, saved, cots):
+    def backward(self, node, saved, grads):
+        mask = tuple(g is not None for g in grads)
         if not self.backward_failed:
+            fn = self.backward_fns.get(mask)
+            if fn is None:
+                fn = self.backward_fns[mask] = _threads.compiled_on_main_thread(
+                    lambda *flat: self._backward(mask, *flat))
             try:
-                return self._traced(self.backward_fn, saved + cots)
+                res = self._traced(fn, saved + [g for g in grads if g is not None])
+                return [None if unreached else r for r, unreached in zip(res, self.layout["unreached"][mask])]
             except Exception as e:
                 if self.fullgraph:
                     raise
                 self.backward_failed = True  # this configuration's backward runs eagerly from now on
                 _warn_eager(self.model, "backward", e)
-        grads = self.eager_backward(node, [_wrap(c) for c in cots], create_graph=False)
-        return [g._st.data for g in grads]
+        res = self.eager_backward(node, [None if g is None else _wrap(g) for g in grads], create_graph=False)
+        return [None if g is None else g._st.data for g in res]
 
     def eager_backward(self, node, grads, create_graph: bool) -> list:
         """The gradients by running the module eagerly again on the forward's values (the same random key and
@@ -578,10 +585,9 @@ class _ModulePlan:
                     out = self.model(*args, **kwargs)
                     objs: list = []
                     _flatten(out, objs, True)
-                    outs = [objs[i] for i in self.layout["diff_out"]]
-                    res = engine.grad(outs, node.diff, [_wrap(mx.zeros(*m)) if g is None else g
-                                                        for g, m in zip(grads, node.metas)],
-                                      create_graph=create_graph, allow_unused=True, materialize_grads=True)
+                    kept = [(objs[i], g) for i, g in zip(self.layout["diff_out"], grads) if g is not None]
+                    res = engine.grad([o for o, _ in kept], node.diff, [g for _, g in kept],
+                                      create_graph=create_graph, allow_unused=True)
             finally:
                 _random._key[0] = key
                 for st, data, version in after:
@@ -616,6 +622,11 @@ class OptimizedModule(Module):
             return super().__getattr__(name)  # parameters, buffers, submodules (_orig_mod itself)
         except AttributeError:
             return getattr(super().__getattr__("_orig_mod"), name)
+
+    def __getstate__(self):  # copy.deepcopy, pickling: the traces stay behind (a copy traces its own)
+        state = self.__dict__.copy()
+        state["_plans"], state["_found"] = {}, None
+        return state
 
     def _state(self):
         """(parameters, buffers, modules, guards), found again when a module's parameters, buffers or submodules
