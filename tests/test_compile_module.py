@@ -360,10 +360,11 @@ class _TwoHeads(nn.Module):
         self.body = nn.Linear(6, 8)
         self.a = nn.Linear(8, 3)
         self.b = nn.Linear(8, 2)
+        self.const = lucid.ones(3)  # a tensor attribute: outputs made from it alone need no gradient
 
     def forward(self, x, *, scale=1.0):
         h = F.relu(self.body(x)) * scale
-        return {"a": self.a(h), "b": self.b(h), "n": x.shape[0], "idx": h.argmax(dim=1)}
+        return {"a": self.a(h), "b": self.b(h), "n": x.shape[0], "idx": h.argmax(dim=1), "c": self.const * 2.0}
 
 
 def test_structured_outputs_an_unused_head_kwargs_and_two_calls_in_one_graph():
@@ -381,6 +382,7 @@ def test_structured_outputs_an_unused_head_kwargs_and_two_calls_in_one_graph():
     ref_loss, ref_out = loss_of(ref)
     ref_loss.backward()
     assert out["n"] == 16 and out["idx"].dtype == lucid.int64 and not out["idx"].requires_grad
+    assert not out["c"].requires_grad and out["a"].requires_grad
     np.testing.assert_array_equal(_np(out["idx"]), _np(ref_out["idx"]))
     for (name, p), q in zip(model.named_parameters(), ref.parameters()):
         if name.startswith("b."):  # the unused head: no gradient reaches it, .grad stays None as in eager mode

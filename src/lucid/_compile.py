@@ -414,10 +414,12 @@ class _ModulePlan:
     """One configuration of a compiled module (input shapes and dtypes, which tensors require grad, the guarded
     Python values): its compiled forward and its compiled backward.
 
-    Both are traces of the module's own forward, run by lucid on MLX tracers: the forward with recording off, the
-    backward with recording on followed by lucid's backward walk (``autograd.grad``), so the gradients are those of
-    lucid's own VJPs, as in eager mode. The backward recomputes the forward inside its trace (MLX keeps no
-    intermediate values between two compiled calls); ``mx.compile`` drops the parts the gradients do not need."""
+    Both are traces of the module's own forward, run by lucid on MLX tracers. The forward records lucid's tape
+    (when the call records) and returns, besides the outputs, the values that tape saved (``_saved_slots``). The
+    backward runs the same forward, puts those saved values back where its own tape keeps them, and runs lucid's
+    backward walk (``autograd.grad``), so the gradients are those of lucid's own VJPs, as in eager mode, and
+    ``mx.compile`` drops the forward computations nothing reads any more (MLX keeps no intermediate values between
+    two compiled calls: without the saved values the backward would compute the forward again)."""
 
     def __init__(self, model, params, buffers, recipe, arg_objs, record, fullgraph):
         self.model = model
@@ -458,8 +460,8 @@ class _ModulePlan:
         objs: list = []
         layout = self.layout
         layout["out"] = _flatten(out, objs, True)
-        layout["diff_out"] = [i for i, o in enumerate(objs) if isinstance(o, Tensor)
-                              and can_require_grad(o._st.data.dtype)]
+        layout["diff_out"] = [i for i, o in enumerate(objs) if isinstance(o, Tensor) and (  # (as eager: an output
+            o._rg if self.record else can_require_grad(o._st.data.dtype))]  # that depends on no input needs none)
         layout["checks"] = checks
         # the values the tape saved (recorded inside this trace): outputs too, so the backward reads them instead of
         # computing the forward again
