@@ -327,7 +327,7 @@ def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backe
     return _Compiled(fn, state)
 
 
-# ---------------------------------------------------------------------------------------------------- a module as one node
+# ------------------------------------------------------------------------------------------ a module as one node
 def _saved_slots(outs: list, known: set) -> list:
     """Where the tape behind ``outs`` keeps values its backward may read, in an order fixed by the tape's shape:
     the storages of the declared ops' Tensor arguments and saved results, and MLX arrays among their arguments
@@ -469,8 +469,8 @@ class _ModulePlan:
             if self.record else []
         layout["residuals"] = [(r.shape, r.dtype) for r in residuals]
         return ([o._st.data if isinstance(o, Tensor) else o for o in objs] + [b._st.data for b in self.buffers]
-                + [_random._key[0]] + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks]
-                + residuals)
+                + [_random._key[0]] + [c.flag for c in checks]
+                + [c.flag if c.index is None else c.index for c in checks] + residuals)
 
     def _backward(self, mask, *flat):
         """The gradients of the differentiated tensors from those of the outputs ``mask`` marks (the others got
