@@ -317,6 +317,24 @@ def compile(fn=None, *, state=None, fullgraph: bool = False, dynamic=None, backe
     ``lucid.compile``. A value that changes every call (an epoch counter) retraces every call: after
     ``lucid._compile.cache_size_limit`` (8, as ``torch.compile``'s) configurations, new ones run eagerly with one
     ``UserWarning`` naming what changed; results stay right either way.
+
+    :param fn: an ``nn.Module`` (compiled into one tape node per call), or a training step or inference function
+        (compiled into one MLX graph); omitted, ``lucid.compile(...)`` returns a decorator.
+    :param state: the modules, optimizers and tensors a compiled function reads and updates (default: found from
+        ``fn``).
+    :param fullgraph: raise where a trace fails instead of running eagerly.
+    :param dynamic: accepted for ``torch.compile``'s signature (a new trace is made per input shape).
+    :param backend: accepted for ``torch.compile``'s signature (``torch.compile(model, backend="eager")`` under
+        ``lucid run`` runs the module's own calls).
+    :param mode: accepted for ``torch.compile``'s signature (MLX picks its kernels).
+    :param options: accepted for ``torch.compile``'s signature.
+    :param disable: return ``fn`` unchanged.
+    :returns: an ``OptimizedModule`` for a module, else the compiled function.
+
+    >>> import lucid
+    >>> model = lucid.compile(lucid.nn.Linear(3, 1))
+    >>> model(lucid.ones(2, 3)).shape
+    lucid.Size([2, 1])
     """
     if fn is None:
         return lambda f: compile(f, state=state, fullgraph=fullgraph, disable=disable)
