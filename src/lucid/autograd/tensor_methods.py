@@ -3,6 +3,7 @@
 layer, so they are attached to Tensor here, when ``lucid.autograd`` is imported (as ``lucid.ops`` attaches the ops)."""
 from __future__ import annotations
 
+from .._surface import attach
 from .._tensor import Tensor
 from .engine import backward as _engine_backward
 from .graph import RemovableHandle, add_hook
@@ -38,6 +39,6 @@ def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
     _engine_backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
 
 
-Tensor.register_hook = register_hook
-Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
-Tensor.backward = backward
+attach("register_hook", register_hook)
+attach("register_post_accumulate_grad_hook", register_post_accumulate_grad_hook)
+attach("backward", backward)
