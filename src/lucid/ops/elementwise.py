@@ -139,8 +139,10 @@ mul = defop("mul", _binary(mx.multiply, True), save={0: (1,), 1: (0,)}, raw=True
             method=("mul", "multiply"), inplace=True)
 _div = defop("div", _binary(mx.divide, True), save={0: (1,), 1: (0, 1)}, raw=True,
              vjp=(lambda g, ans, x, y: _div(g, y), lambda g, ans, x, y: _div(mul(neg(g), x), mul(y, y))))
-_div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
-floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")), vjp=(_zeros, _zeros), save=None,
+_div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")),
+                     vjp=(_zeros, _zeros), save=None, node="DivBackward2")
+floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")),
+                     vjp=(_zeros, _zeros), save=None,
                      sig=BINARY, doc="``input / other`` rounded down (zero gradient); integers stay integers.",
                      method=True, inplace=all_or_nothing)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
@@ -246,7 +248,8 @@ log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2), raw=True,
 log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10), raw=True,
               sig=UNARY, doc="Base-10 logarithm of each element.", method=True, inplace=True)
 log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0", raw=True,
-              sig=UNARY, doc="``log(1 + input)``, accurate for small ``input``.", method=True, inplace=True)  # str.title()
+              sig=UNARY, doc="``log(1 + input)``, accurate for small ``input``.",
+              method=True, inplace=True)  # str.title()
 expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans", raw=True,
               sig=UNARY, doc="``exp(input) - 1``, accurate for small ``input``.", method=True, inplace=True)
 sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans", raw=True,
@@ -443,21 +446,27 @@ ne = defop("ne", _binary(mx.not_equal), differentiable=False,
 lt = defop("lt", _binary(mx.less), differentiable=False,
            sig=BINARY, doc="``input < other``, elementwise (a bool tensor).", method=("lt", "less"), inplace=True)
 le = defop("le", _binary(mx.less_equal), differentiable=False,
-           sig=BINARY, doc="``input <= other``, elementwise (a bool tensor).", method=("le", "less_equal"), inplace=True)
+           sig=BINARY, doc="``input <= other``, elementwise (a bool tensor).",
+           method=("le", "less_equal"), inplace=True)
 gt = defop("gt", _binary(mx.greater), differentiable=False,
            sig=BINARY, doc="``input > other``, elementwise (a bool tensor).", method=("gt", "greater"), inplace=True)
 ge = defop("ge", _binary(mx.greater_equal), differentiable=False,
-           sig=BINARY, doc="``input >= other``, elementwise (a bool tensor).", method=("ge", "greater_equal"), inplace=True)
+           sig=BINARY, doc="``input >= other``, elementwise (a bool tensor).",
+           method=("ge", "greater_equal"), inplace=True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 logical_and = defop("logical_and", mx.logical_and, differentiable=False,
-                    sig=BINARY, doc="Elementwise AND of the inputs taken as booleans (a bool tensor).", method=True, inplace=True)
+                    sig=BINARY, doc="Elementwise AND of the inputs taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
 logical_or = defop("logical_or", mx.logical_or, differentiable=False,
-                   sig=BINARY, doc="Elementwise OR of the inputs taken as booleans (a bool tensor).", method=True, inplace=True)
+                   sig=BINARY, doc="Elementwise OR of the inputs taken as booleans (a bool tensor).",
+                   method=True, inplace=True)
 logical_not = defop("logical_not", mx.logical_not, differentiable=False,
-                    sig=UNARY, doc="Elementwise NOT of ``input`` taken as booleans (a bool tensor).", method=True, inplace=True)
+                    sig=UNARY, doc="Elementwise NOT of ``input`` taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
 logical_xor = defop("logical_xor", lambda a, b: mx.not_equal(mx.array(a).astype(mx.bool_),
                                                              mx.array(b).astype(mx.bool_)), differentiable=False,
-                    sig=BINARY, doc="Elementwise XOR of the inputs taken as booleans (a bool tensor).", method=True, inplace=True)
+                    sig=BINARY, doc="Elementwise XOR of the inputs taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
 isnan = defop("isnan", mx.isnan, differentiable=False,
               sig=UNARY, doc="Where each element is NaN (a bool tensor).", method=True)
 isinf = defop("isinf", mx.isinf, differentiable=False,
@@ -465,14 +474,18 @@ isinf = defop("isinf", mx.isinf, differentiable=False,
 isfinite = defop("isfinite", mx.isfinite, differentiable=False,
                  sig=UNARY, doc="Where each element is neither inf nor NaN (a bool tensor).", method=True)
 bitwise_and = defop("bitwise_and", mx.bitwise_and, differentiable=False,
-                    sig=BINARY, doc="Bitwise AND of integer tensors; logical AND of bool tensors.", method=True, inplace=True)
+                    sig=BINARY, doc="Bitwise AND of integer tensors; logical AND of bool tensors.",
+                    method=True, inplace=True)
 bitwise_or = defop("bitwise_or", mx.bitwise_or, differentiable=False,
-                   sig=BINARY, doc="Bitwise OR of integer tensors; logical OR of bool tensors.", method=True, inplace=True)
+                   sig=BINARY, doc="Bitwise OR of integer tensors; logical OR of bool tensors.",
+                   method=True, inplace=True)
 bitwise_xor = defop("bitwise_xor", mx.bitwise_xor, differentiable=False,
-                    sig=BINARY, doc="Bitwise XOR of integer tensors; logical XOR of bool tensors.", method=True, inplace=True)
+                    sig=BINARY, doc="Bitwise XOR of integer tensors; logical XOR of bool tensors.",
+                    method=True, inplace=True)
 bitwise_not = defop("bitwise_not", lambda a: mx.logical_not(a) if a.dtype == mx.bool_ else mx.bitwise_invert(a),
                     differentiable=False,
-                    sig=UNARY, doc="Bitwise NOT of an integer tensor; logical NOT of a bool tensor.", method=True, inplace=True)
+                    sig=UNARY, doc="Bitwise NOT of an integer tensor; logical NOT of a bool tensor.",
+                    method=True, inplace=True)
 
 
 @declare(method=True)
@@ -761,11 +774,10 @@ def copysign(input, other) -> Tensor:
 
 
 
-
 # ---------------------------------------------------------------------------------------------------- help()
 
 
-# ---------------------------------------------------------------------------------------------------- in-place operators
+# ------------------------------------------------------------------------------------------------ in-place operators
 # (the in-place methods are declared with their ops; the integer divisions are all or nothing: a division by zero
 # found later leaves the tensor unchanged)
 attach("__iadd__", Tensor.add_)
