@@ -226,8 +226,8 @@ entr = defop("entr", _unary(_entr_fwd, "entr"), node="SpecialEntrBackward0", vjp
 
 def _logit_fwd(a, eps):
     a = _gamma.floating(a)
-    if eps is not None and eps >= 0:
-        a = mx.where(mx.isnan(a), a, mx.clip(a, eps, 1 - eps))
+    if eps is not None and eps >= 0:  # PyTorch's order: eps where below it, else 1 - eps where above (eps > 0.5 too)
+        a = mx.where(a < eps, eps, mx.where(a > 1 - eps, 1 - eps, a))
     return mx.log(a / (1 - a))
 
 

@@ -1,0 +1,157 @@
+"""Every op declared with ``defop`` (the registry ``lucid.ops._core.declared``), checked the same systematic way,
+as PyTorch's OpInfo tests do: called as tests/opinfo_samples.py says (float64 leaves), each op's
+
+- forward equals PyTorch's (the same call run in torch, when torch is installed);
+- gradients equal float64 central finite differences (``lucid.autograd.gradcheck``), and so do its second
+  derivatives (``gradgradcheck``, marked slow);
+- raw VJP (``defop(raw=True)``: the fast backward walk runs it on MLX arrays) equals its VJP on Tensors;
+- forward and VJP under ``lucid.func.vmap`` equal the per-sample results;
+- forward under ``lucid.compile`` equals the eager one.
+
+An op or check that cannot run says why in ``SKIP`` (tests/opinfo_samples.py); nothing is skipped silently.
+"""
+import numpy as np
+import pytest
+
+import lucid
+from lucid import _grad_mode as gm
+from lucid.ops._core import declared
+from opinfo_samples import NOT_RUN, SKIP, Maker, NoCounterpart, find_call, in_torch, seed_for
+
+F64 = lucid.float64
+_OPS = [pytest.param(op, i, id=f"{op.__name__}-{op.node_class.__name__}") for i, op in enumerate(declared)]
+_found: dict = {}
+
+
+def _sample(op, i: int, check: str):
+    """(call, f, leaves): ``f(*leaves)`` replays the call on the given leaves (float64), or skips saying why."""
+    name = op.node_class.__name__
+    if name in NOT_RUN:
+        pytest.skip(NOT_RUN[name])
+    reason = SKIP.get(name, {}).get(check)
+    if reason:
+        pytest.skip(reason)
+    if i not in _found:
+        _found[i] = find_call(op, i, dtype=F64)
+    assert _found[i] is not None, f"no call records {name}: add one to CALLS in tests/opinfo_samples.py"
+    call, _, _ = _found[i]
+    T = Maker(i, F64)
+    call(T)
+    return call, (lambda *xs: call(Maker(i, F64, given=xs))), T.leaves
+
+
+def _numpy(t):
+    return np.array(t.detach().numpy()) if hasattr(t, "detach") else np.array(t)
+
+
+def _close(a, b, rtol=1e-6, atol=1e-7):
+    a, b = (x[0] if isinstance(x, tuple) and len(x) == 1 else x for x in (a, b))  # torch.autograd.grad's 1-tuple
+    a, b = _numpy(a), _numpy(b)
+    assert a.shape == b.shape, (a.shape, b.shape)
+    np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True)
+
+
+def _detached(ts):
+    return [t.detach() for t in ts]
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_forward_matches_pytorch(op, i):
+    torch = pytest.importorskip("torch")
+    call, f, leaves = _sample(op, i, "torch")
+    try:
+        expected = in_torch(call)(Maker(i, F64, lib=torch))
+    except NoCounterpart as e:
+        pytest.skip(f"no PyTorch counterpart: {e}")
+    _close(f(*leaves), expected, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_gradients_match_finite_differences(op, i):
+    _, f, leaves = _sample(op, i, "gradcheck")
+    assert lucid.autograd.gradcheck(f, leaves)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("op, i", _OPS)
+def test_second_derivatives_match_finite_differences(op, i):
+    _, f, leaves = _sample(op, i, "gradgradcheck")
+    assert lucid.autograd.gradgradcheck(f, leaves)
+
+
+@pytest.mark.parametrize("op, i", [p for p in _OPS if p.values[0].node_class.raw])
+def test_a_raw_vjp_on_arrays_equals_the_same_vjp_on_tensors(op, i):
+    """``defop(raw=True)``'s contract: the node's VJPs, given MLX arrays while grad mode is None (what the fast walk
+    does), compute what they compute on Tensors (float32 leaves, the dtype most training runs in)."""
+    _, out, _ = find_call(op, i)
+    node = out.grad_fn
+    g = seed_for(out, i)
+    with lucid.no_grad():
+        on_tensors = node.apply([g])
+    before = gm.state.grad
+    gm.state.grad = None
+    try:
+        on_arrays = node.apply_raw([g.mlx])
+    finally:
+        gm.state.grad = before
+    assert len(on_tensors) == len(on_arrays)
+    for t, a in zip(on_tensors, on_arrays):
+        assert (t is None) == (a is None)
+        if t is not None:
+            assert not isinstance(a, lucid.Tensor), f"{node.name()}: a raw VJP returned a Tensor"
+            assert str(t.dtype) == str(lucid.tensor(a).dtype)
+            np.testing.assert_array_equal(_numpy(t), np.array(a))
+
+
+def _two_samples(op, i, check):
+    call, f, leaves = _sample(op, i, check)
+    T = Maker(i + 1000, F64)
+    call(T)
+    return f, _detached(leaves), _detached(T.leaves)
+
+
+def _vmapped(fn, *args):
+    """``lucid.func.vmap(fn)(*args)``; an op that cannot be batched must say so in lucid's words, not MLX's."""
+    try:
+        return lucid.func.vmap(fn)(*args)
+    except Exception as e:  # noqa: BLE001
+        assert not str(e).startswith("["), f"MLX's message leaked: {type(e).__name__}: {e}"
+        raise
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_vmap_of_the_forward_equals_the_per_sample_results(op, i):
+    f, xs, ys = _two_samples(op, i, "vmap")
+    got = _vmapped(f, *[lucid.stack([x, y]) for x, y in zip(xs, ys)])
+    _close(got, lucid.stack([f(*xs), f(*ys)]))
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_vmap_of_the_vjp_equals_the_per_cotangent_results(op, i):
+    _, f, leaves = _sample(op, i, "vmap_vjp")
+    out = f(*leaves)
+    gs = [seed_for(out, i), seed_for(out, i + 1)]
+
+    def vjp(g):
+        with lucid.enable_grad():
+            return lucid.autograd.grad(f(*leaves), leaves, g, allow_unused=True)
+
+    got = _vmapped(vjp, lucid.stack(gs))
+    per = [vjp(g) for g in gs]
+    for k, leaf_grads in enumerate(zip(*per)):
+        if leaf_grads[0] is not None:
+            _close(got[k], lucid.stack(list(leaf_grads)))
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_compiled_forward_equals_the_eager_one(op, i):
+    f, xs, _ = _two_samples(op, i, "compile")
+    _close(lucid.compile(f)(*xs), f(*xs))
+
+
+def test_every_declared_op_has_a_sample_or_a_reason():
+    missing = [op.node_class.__name__ for op in declared
+               if op.node_class.__name__ not in NOT_RUN and find_call(op, 0) is None]
+    assert not missing, missing
+    unknown = set(SKIP) - {op.node_class.__name__ for op in declared}
+    assert not unknown, f"SKIP names ops that are not declared: {unknown}"
