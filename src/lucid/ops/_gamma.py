@@ -276,12 +276,14 @@ def igamma(a, x, upper: bool):
     """The regularized lower (``upper`` False) or upper incomplete gamma function, with PyTorch's values at the
     edges: NaN for a < 0 or x < 0, P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0 and P(a, inf) = 1 (NaN for both)."""
     a, x = mx.broadcast_arrays(*float_operands(a, x))
-    inside = (a > 0) & (x > 0) & mx.isfinite(a) & mx.isfinite(x)
+    # (logical_and/or, not & and |: under mx.vmap, MLX's bitwise_and of an unbatched mask and a batched one has a
+    # batch of 1, so `(a > 0) & (x > 0)` with a constant `a` would lose the batch)
+    inside = mx.logical_and(mx.logical_and(a > 0, x > 0), mx.logical_and(mx.isfinite(a), mx.isfinite(x)))
     p, q = _igamma_parts(mx.where(inside, a, 1.0), mx.where(inside, x, 1.0))
-    out = mx.where(mx.isnan(a) | mx.isnan(x), math.nan, q if upper else p)
+    out = mx.where(mx.logical_or(mx.isnan(a), mx.isnan(x)), math.nan, q if upper else p)
     one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
     out = mx.where(mx.isinf(x), mx.where(mx.isinf(a), math.nan, one), out)
     out = mx.where(mx.isinf(a), mx.where(mx.isinf(x), math.nan, zero), out)
     out = mx.where(x == 0, zero, out)
     out = mx.where(a == 0, mx.where(x > 0, one, math.nan), out)
-    return mx.where((x < 0) | (a < 0), math.nan, out)
+    return mx.where(mx.logical_or(x < 0, a < 0), math.nan, out)
