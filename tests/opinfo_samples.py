@@ -376,10 +376,12 @@ SKIP: dict = {
         "EmbeddingBackwardBackward0", "ConvolutionBackwardBackward0")},
 }
 
-# The ops that lucid.func.vmap cannot batch: vmap must raise lucid's RuntimeError saying so (not MLX's message).
+# The ops that lucid.func.vmap cannot batch, {node name: {check: why}}: there vmap must raise lucid's RuntimeError
+# saying so (not MLX's message). The checks: "vmap" (the forward), "vmap_vjp".
+_CONV = "a batched weight: MLX's convolution has no batching rule (its AsStrided primitive)"
 RAISES_IN_VMAP: dict = {
-    "ConvolutionBackward0": "a batched weight: MLX's convolution has no batching rule (its AsStrided primitive)",
-    "LinalgSolveExBackward0": "MLX's LU factorization has no batching rule",
-    **{name: "the result's shape depends on the values" for name in (
+    "ConvolutionBackward0": {"vmap": _CONV, "vmap_vjp": _CONV},
+    "LinalgSolveExBackward0": {"vmap": "MLX's LU factorization has no batching rule"},
+    **{name: {"vmap": "the result's shape depends on the values"} for name in (
         "Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
 }

@@ -110,6 +110,15 @@ def _two_samples(op, i, check):
     return f, _detached(leaves), _detached(T.leaves)
 
 
+def _cannot_batch(op, check: str) -> bool:
+    return check in RAISES_IN_VMAP.get(op.node_class.__name__, {})
+
+
+def _lucids_vmap_error():
+    """What vmap raises for an op it cannot batch: PyTorch's RuntimeError, in lucid's words, naming vmap."""
+    return pytest.raises(RuntimeError, match=r"^vmap\(.*call the function once per sample")
+
+
 def _vmapped(fn, *args):
     """``lucid.func.vmap(fn)(*args)``; an op that cannot be batched must say so in lucid's words, not MLX's."""
     try:
@@ -123,9 +132,8 @@ def _vmapped(fn, *args):
 def test_vmap_of_the_forward_equals_the_per_sample_results(op, i):
     f, xs, ys = _two_samples(op, i, "vmap")
     batched = [lucid.stack([x, y]) for x, y in zip(xs, ys)]
-    why = RAISES_IN_VMAP.get(op.node_class.__name__)
-    if why is not None:  # lucid's error, naming vmap, not MLX's
-        with pytest.raises(RuntimeError, match=r"^vmap\(.*call the function once per sample"):
+    if _cannot_batch(op, "vmap"):
+        with _lucids_vmap_error():
             lucid.func.vmap(f)(*batched)
         return
     got = _vmapped(f, *batched)
@@ -142,6 +150,10 @@ def test_vmap_of_the_vjp_equals_the_per_cotangent_results(op, i):
         with lucid.enable_grad():
             return lucid.autograd.grad(f(*leaves), leaves, g, allow_unused=True)
 
+    if _cannot_batch(op, "vmap_vjp"):
+        with _lucids_vmap_error():
+            lucid.func.vmap(vjp)(lucid.stack(gs))
+        return
     got = _vmapped(vjp, lucid.stack(gs))
     per = [vjp(g) for g in gs]
     for k, leaf_grads in enumerate(zip(*per)):

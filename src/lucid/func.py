@@ -411,6 +411,9 @@ def _unbatchable(api: str, e: ValueError):
     """MLX refused to batch the function: PyTorch's RuntimeError saying why in lucid's words (MLX's own text, which
     names an MLX primitive rather than the op, is kept as the cause)."""
     msg = str(e)
+    # the cause keeps MLX's text but not its traceback, whose frames hold the function's tracers: MLX arrays of an
+    # abandoned trace freed at interpreter exit, after MLX's own state, can crash the process
+    e = ValueError(msg)
     if msg.startswith("[eval]"):
         raise RuntimeError(f"{api}: an op in the function reads tensor values (a result whose shape depends on them, "
                            "such as unique or nonzero, or a value check), which vmap cannot batch; call the function "

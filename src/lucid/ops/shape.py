@@ -72,6 +72,9 @@ def _take(a, key):
 
 def _put(base, v, key):
     out = mx.array(base)  # a new array object: the write below replaces its value only, base stays as it was
+    if gm.state.mlx_transform_depth:  # under mx.vmap MLX writes a value that is not batched into the first sample
+        old = base[key]  # only: a select on the (batched) old values makes it batched, with v's values
+        v = mx.where(old == old, v, v)
     out[key] = v
     return out
 
