@@ -84,7 +84,7 @@ def _accept_numpy_names() -> None:
     PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's; the Tensor methods take
     them from ``lucid._surface.attach``)."""
     import inspect
-    from .ops._core import accepts_numpy_names
+    from ._surface import accepts_numpy_names
     for g in (globals(), vars(special)):  # torch.special's functions are ATen's too (and the same objects)
         for name in [n for n in g if not n.startswith("_")]:
             if inspect.isfunction(g[name]):

@@ -47,7 +47,7 @@ import mlx.core as mx
 
 from .. import _cpu_route
 from .._dtype import _category, broadcast_shapes, dtype_name
-from .._surface import accepts_numpy_names, attach  # noqa: F401  (accepts_numpy_names: lucid/__init__)
+from .._surface import attach
 from .._tensor import Storage, Tensor, _wrap
 from .. import _grad_mode as gm
 from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, _version_error, accumulator,  # noqa: F401
