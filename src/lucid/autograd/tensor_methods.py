@@ -1,10 +1,9 @@
 """The Tensor methods of the autograd layer: ``backward``, ``register_hook`` and
 ``register_post_accumulate_grad_hook``. They need the engine and the graph's hooks, which sit above the tensor
-layer, so they are attached to Tensor here, when ``lucid.autograd`` is imported (as ``lucid.ops`` attaches the ops)."""
+layer, so they are attached to Tensor here (by ``lucid._surface.attach``), when ``lucid.autograd`` is imported."""
 from __future__ import annotations
 
 from .._surface import attach
-from .._tensor import Tensor
 from .engine import backward as _engine_backward
 from .graph import RemovableHandle, add_hook
 

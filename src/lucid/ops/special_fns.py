@@ -22,7 +22,7 @@ import mlx.core as mx
 from .._tensor import Tensor
 from . import _bessel, _f64, _gamma
 from ._core import BINARY, UNARY, accepts_out, attach, declare, defop
-from .elementwise import eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
+from .elementwise import eq, exp, ge, le, log, logical_and, sign, where
 from .reduce import _TORCH_NAMES
 
 _SQRT_HALF = math.sqrt(0.5)
