@@ -285,6 +285,11 @@ def _pattern(op, make_patterns, k: int):
     return lambda T: T.op(op)(*make_patterns(T)[k]())
 
 
+def generic_calls(fn) -> list:
+    """The calls ``fn(*pattern)``, one per generic pattern."""
+    return [_pattern(fn, _generic_calls, k) for k in range(len(_generic_calls(Maker(0))))]
+
+
 def seed_for(out, seed: int):
     """A seeded output gradient (cotangent) for ``out``."""
     rng = np.random.default_rng(seed + 1000)
@@ -384,4 +389,28 @@ RAISES_IN_VMAP: dict = {
     "LinalgSolveExBackward0": {"vmap": "MLX's LU factorization has no batching rule"},
     **{name: {"vmap": "the result's shape depends on the values"} for name in (
         "Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
+}
+
+
+# ---------------------------------------------------------------------------------------------------- not differentiable
+# The ops declared differentiable=False (lucid.ops._core.declared_nondiff) that the generic patterns do not call as
+# PyTorch does, by name, and those with no PyTorch counterpart to compare with (NONDIFF_SKIP, with the reason).
+def _ints(T, *shape):
+    return T.lib.tensor(T.rng.integers(0, 8, shape))
+
+
+NONDIFF_CALLS = {
+    **{name: (lambda name: lambda T: getattr(lucid, name)(_ints(T, 3, 4), _ints(T, 3, 4)))(name)
+       for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+    "bitwise_not": lambda T: lucid.bitwise_not(_ints(T, 3, 4)),
+    "histc": lambda T: lucid.histc(T(3, 4), 5, 0.0, 1.0),
+    "allclose": lambda T: lucid.tensor(lucid.allclose(T(3, 4), T(3, 4) * 1.0000001)),
+    **{name: (lambda name: lambda T: getattr(lucid.special, name)(T(3, 4) * 2 - 1, 3))(name) for name in (
+        "chebyshev_polynomial_t", "chebyshev_polynomial_u", "chebyshev_polynomial_v", "chebyshev_polynomial_w",
+        "shifted_chebyshev_polynomial_t", "shifted_chebyshev_polynomial_u", "shifted_chebyshev_polynomial_v",
+        "shifted_chebyshev_polynomial_w", "hermite_polynomial_h", "hermite_polynomial_he", "laguerre_polynomial_l",
+        "legendre_polynomial_p")},
+}
+NONDIFF_SKIP = {
+    "to": "the cast behind Tensor.to (integer and bool targets), which has no function of its own in PyTorch",
 }

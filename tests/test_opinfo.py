@@ -15,8 +15,9 @@ import pytest
 
 import lucid
 from lucid import _grad_mode as gm
-from lucid.ops._core import declared
-from opinfo_samples import NOT_RUN, RAISES_IN_VMAP, SKIP, Maker, NoCounterpart, find_call, in_torch, seed_for
+from lucid.ops._core import declared, declared_nondiff
+from opinfo_samples import (NONDIFF_CALLS, NONDIFF_SKIP, NOT_RUN, RAISES_IN_VMAP, SKIP, Maker, NoCounterpart,
+                            find_call, generic_calls, in_torch, public, seed_for)
 
 F64 = lucid.float64
 _OPS = [pytest.param(op, i, id=f"{op.__name__}-{op.node_class.__name__}") for i, op in enumerate(declared)]
@@ -165,6 +166,31 @@ def test_vmap_of_the_vjp_equals_the_per_cotangent_results(op, i):
 def test_compiled_forward_equals_the_eager_one(op, i):
     f, xs, _ = _two_samples(op, i, "compile")
     _close(lucid.compile(f)(*xs), f(*xs))
+
+
+@pytest.mark.parametrize("op", [pytest.param(op, id=f"{op.__name__}-{k}") for k, op in enumerate(declared_nondiff)])
+def test_forward_of_a_nondifferentiable_op_matches_pytorch(op):
+    """The ops declared ``differentiable=False``: the first generic pattern that runs in both (or the table's call)."""
+    torch = pytest.importorskip("torch")
+    if op.__name__ in NONDIFF_SKIP:
+        pytest.skip(NONDIFF_SKIP[op.__name__])
+    fn = public(op) or op
+    calls = [NONDIFF_CALLS[op.__name__]] if op.__name__ in NONDIFF_CALLS else generic_calls(fn)
+    for call in calls:
+        try:
+            got = call(Maker(0, F64))
+        except Exception:  # noqa: BLE001  (another pattern may fit)
+            continue
+        try:
+            expected = in_torch(call)(Maker(0, F64, lib=torch))
+        except NoCounterpart as e:
+            pytest.skip(f"no PyTorch counterpart: {e}")
+        except Exception:  # noqa: BLE001  (PyTorch's convention differs: another pattern may fit)
+            continue
+        _close(got, expected, rtol=1e-5, atol=1e-6)
+        return
+    pytest.fail(f"no call of {op.__name__} runs in lucid and PyTorch: add one to NONDIFF_CALLS in "
+                "tests/opinfo_samples.py, or a reason to NONDIFF_SKIP")
 
 
 def test_every_declared_op_has_a_sample_or_a_reason():

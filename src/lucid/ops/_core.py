@@ -318,9 +318,11 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
-# Every differentiable op declared with defop, in declaration order (tests/test_engine_reference.py runs each through
-# both walks; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode)
+# Every differentiable op declared with defop, in declaration order (tests/test_opinfo.py and test_engine_reference.py
+# run each; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode), and every
+# op declared differentiable=False (tests/test_opinfo.py compares their forwards with PyTorch's)
 declared: list = []
+declared_nondiff: list = []
 
 
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
@@ -337,7 +339,9 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     operator between operands of different dtypes (``g * y`` on arrays follows MLX's promotion, not PyTorch's).
     ``vjp_all`` ops are never raw. tests/test_engine_reference.py checks every raw op both ways."""
     if not differentiable:
-        return declare(_make_nondiff(name, fwd), sig=sig, doc=doc, method=method, inplace=inplace)
+        op = _make_nondiff(name, fwd)
+        declared_nondiff.append(op)
+        return declare(op, sig=sig, doc=doc, method=method, inplace=inplace)
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
     cls = type(node or node_name_for(name), (OpNode,), {
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
