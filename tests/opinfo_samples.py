@@ -392,7 +392,7 @@ RAISES_IN_VMAP: dict = {
 }
 
 
-# ---------------------------------------------------------------------------------------------------- not differentiable
+# ------------------------------------------------------------------------------------------------- not differentiable
 # The ops declared differentiable=False (lucid.ops._core.declared_nondiff) that the generic patterns do not call as
 # PyTorch does, by name, and those with no PyTorch counterpart to compare with (NONDIFF_SKIP, with the reason).
 def _ints(T, *shape):
