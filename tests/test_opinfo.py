@@ -5,10 +5,14 @@ as PyTorch's OpInfo tests do: called as tests/opinfo_samples.py says (float64 le
 - gradients equal float64 central finite differences (``lucid.autograd.gradcheck``), and so do its second
   derivatives (``gradgradcheck``, marked slow);
 - raw VJP (``defop(raw=True)``: the fast backward walk runs it on MLX arrays) equals its VJP on Tensors;
-- forward and VJP under ``lucid.func.vmap`` equal the per-sample results;
+- forward and VJP under ``lucid.func.vmap`` equal the per-sample results, or, for the ops MLX cannot batch
+  (``RAISES_IN_VMAP``), vmap raises lucid's RuntimeError saying so rather than MLX's message;
 - forward under ``lucid.compile`` equals the eager one.
 
-An op or check that cannot run says why in ``SKIP`` (tests/opinfo_samples.py); nothing is skipped silently.
+The ops declared ``differentiable=False`` (``declared_nondiff``) have their forwards compared with PyTorch's. An op
+or check that cannot run says why in ``SKIP``/``NOT_RUN``/``NONDIFF_SKIP`` (tests/opinfo_samples.py); a call with no
+PyTorch counterpart (lucid's private helpers) says so in its skip message. Second derivatives take ~50 s on two busy
+cores, the rest ~35 s.
 """
 import numpy as np
 import pytest
