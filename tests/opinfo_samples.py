@@ -414,3 +414,21 @@ NONDIFF_CALLS = {
 NONDIFF_SKIP = {
     "to": "the cast behind Tensor.to (integer and bool targets), which has no function of its own in PyTorch",
 }
+
+
+# ---------------------------------------------------------------------------------------------------- in-place forms
+# Arguments for the in-place methods (lucid.ops._core.inplace_declared) that the generic patterns do not fit.
+_IDX2 = [[0], [2], [1]]
+INPLACE_ARGS = {
+    "addmv_": lambda T: (T(3), T(3, 4), T(4)),
+    "addr_": lambda T: (T(3, 4), T(3), T(4)),
+    "baddbmm_": lambda T: (T(2, 3, 5), T(2, 3, 4), T(2, 4, 5)),
+    **{name: (lambda T: (_ints(T, 3, 4), _ints(T, 3, 4))) for name in ("bitwise_and_", "bitwise_or_", "bitwise_xor_")},
+    "bitwise_not_": lambda T: (_ints(T, 3, 4),),
+    "index_add_": lambda T: (T(3, 4), 1, lucid.tensor([0, 2]), T(3, 2)),
+    "index_copy_": lambda T: (T(3, 4), 1, lucid.tensor([0, 2]), T(3, 2)),
+    "index_fill_": lambda T: (T(3, 4), 1, lucid.tensor([0, 2]), 0.5),
+    "masked_fill_": lambda T: (T(3, 4), lucid.tensor([True, False, True, False]), 0.5),
+    "scatter_": lambda T: (T(3, 4), 1, lucid.tensor(_IDX2), T(3, 1)),
+    "scatter_add_": lambda T: (T(3, 4), 1, lucid.tensor(_IDX2), T(3, 1)),
+}

@@ -9,7 +9,8 @@ as PyTorch's OpInfo tests do: called as tests/opinfo_samples.py says (float64 le
   (``RAISES_IN_VMAP``), vmap raises lucid's RuntimeError saying so rather than MLX's message;
 - forward under ``lucid.compile`` equals the eager one.
 
-The ops declared ``differentiable=False`` (``declared_nondiff``) have their forwards compared with PyTorch's. An op
+The ops declared ``differentiable=False`` (``declared_nondiff``) have their forwards compared with PyTorch's, and
+every in-place method a declaration's ``inplace=`` made writes what its op returns. An op
 or check that cannot run says why in ``SKIP``/``NOT_RUN``/``NONDIFF_SKIP`` (tests/opinfo_samples.py); a call with no
 PyTorch counterpart (lucid's private helpers) says so in its skip message. Second derivatives take ~50 s on two busy
 cores, the rest ~35 s.
@@ -19,9 +20,9 @@ import pytest
 
 import lucid
 from lucid import _grad_mode as gm
-from lucid.ops._core import declared, declared_nondiff
-from opinfo_samples import (NONDIFF_CALLS, NONDIFF_SKIP, NOT_RUN, RAISES_IN_VMAP, SKIP, Maker, NoCounterpart,
-                            find_call, generic_calls, in_torch, public, seed_for)
+from lucid.ops._core import declared, declared_nondiff, inplace_declared
+from opinfo_samples import (INPLACE_ARGS, NONDIFF_CALLS, NONDIFF_SKIP, NOT_RUN, RAISES_IN_VMAP, SKIP, Maker, NoCounterpart,
+                            _generic_calls, find_call, generic_calls, in_torch, public, seed_for)
 
 F64 = lucid.float64
 _OPS = [pytest.param(op, i, id=f"{op.__name__}-{op.node_class.__name__}") for i, op in enumerate(declared)]
@@ -195,6 +196,28 @@ def test_forward_of_a_nondifferentiable_op_matches_pytorch(op):
         return
     pytest.fail(f"no call of {op.__name__} runs in lucid and PyTorch: add one to NONDIFF_CALLS in "
                 "tests/opinfo_samples.py, or a reason to NONDIFF_SKIP")
+
+
+@pytest.mark.parametrize("name", sorted(inplace_declared))
+def test_an_inplace_method_writes_what_its_op_returns(name):
+    """``inplace=`` of a declaration: ``x.<op>_(*rest)`` writes ``op(x, *rest)`` into ``x`` (cast to its dtype) and
+    returns ``x``; the first generic argument pattern that the op takes with a result of ``x``'s shape."""
+    op = inplace_declared[name]
+    T = Maker(0, F64)
+    for pattern in [lambda: INPLACE_ARGS[name](T)] if name in INPLACE_ARGS else _generic_calls(T):
+        args = pattern()
+        try:
+            expected = op(*args)
+        except Exception:  # noqa: BLE001  (another pattern may fit)
+            continue
+        x = args[0]
+        if not isinstance(x, lucid.Tensor) or not isinstance(expected, lucid.Tensor) or expected.shape != x.shape:
+            continue
+        x = x.detach().clone()
+        assert getattr(x, name)(*args[1:]) is x
+        _close(x, expected.to(x.dtype))
+        return
+    pytest.fail(f"no generic pattern fits {name}: add its arguments to INPLACE_ARGS in tests/opinfo_samples.py")
 
 
 def test_every_declared_op_has_a_sample_or_a_reason():

@@ -271,6 +271,7 @@ def declare(fn=None, *, doc: str | None = None, sig: inspect.Signature | None = 
         write = fn if inplace is True else inplace(fn)
         for n in names or (fn.__name__,):
             attach(n + "_", inplace_method(n + "_", write))
+            inplace_declared[n + "_"] = fn
     return fn
 
 
@@ -323,6 +324,7 @@ def node_name_for(name: str) -> str:
 # op declared differentiable=False (tests/test_opinfo.py compares their forwards with PyTorch's)
 declared: list = []
 declared_nondiff: list = []
+inplace_declared: dict = {}  # {in-place method name: the op it writes} (tests/test_opinfo.py compares the two)
 
 
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
