@@ -21,8 +21,8 @@ import pytest
 import lucid
 from lucid import _grad_mode as gm
 from lucid.ops._core import declared, declared_nondiff, inplace_declared
-from opinfo_samples import (INPLACE_ARGS, NONDIFF_CALLS, NONDIFF_SKIP, NOT_RUN, RAISES_IN_VMAP, SKIP, Maker, NoCounterpart,
-                            _generic_calls, find_call, generic_calls, in_torch, public, seed_for)
+from opinfo_samples import (INPLACE_ARGS, NONDIFF_CALLS, NONDIFF_SKIP, NOT_RUN, RAISES_IN_VMAP, SKIP, Maker,
+                            NoCounterpart, _generic_calls, find_call, generic_calls, in_torch, public, seed_for)
 
 F64 = lucid.float64
 _OPS = [pytest.param(op, i, id=f"{op.__name__}-{op.node_class.__name__}") for i, op in enumerate(declared)]
