@@ -93,4 +93,3 @@ def _accept_numpy_names() -> None:
 
 _accept_numpy_names()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
-

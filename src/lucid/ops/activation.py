@@ -383,8 +383,6 @@ def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool
     return rrelu(input, lower, upper, training, inplace=True)
 
 
-
-
 # ------------------------------------------------------------------- nn.functional's softmax family (dim optional)
 def _softmax_dim(name: str, ndim: int, dim, stacklevel: int) -> int:
     """PyTorch's implicit dimension (with its warning) when ``dim`` is not given: 0 for 0-, 1- and 3-d inputs (an

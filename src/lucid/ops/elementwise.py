@@ -773,7 +773,6 @@ def copysign(input, other) -> Tensor:
     return (_copysign_tensor if isinstance(other, Tensor) else _copysign_scalar)(input, other)
 
 
-
 # ---------------------------------------------------------------------------------------------------- help()
 
 

@@ -308,5 +308,3 @@ def fftshift(input, dim=None) -> Tensor:
 def ifftshift(input, dim=None) -> Tensor:
     """The inverse of ``fftshift`` (a roll by -(n//2))."""
     return _shift(input, dim, -1)
-
-

@@ -582,5 +582,3 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
             raise RuntimeError(f"norm(): unknown p='{p}': expected a number, 'fro' or 'nuc'")
         p = 2
     return _norm(input, float(p), _axes(dim, input.ndim), keepdim)
-
-

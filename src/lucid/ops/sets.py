@@ -234,5 +234,3 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     src = checked_index(src.astype(mx.int64), size, lambda v: RuntimeError(
         f"repeat_interleave: output_size={output_size} is larger than the sum of repeats"), "repeat_interleave")
     return index_select(x, d, _wrap(src))
-
-

@@ -198,7 +198,6 @@ def reshape(input, *shape) -> Tensor:
     return _reshaped(_view, input, _infer_shape(_size_arg(shape), input.numel()))
 
 
-
 @declare(method=True)
 def view_as(input, other) -> Tensor:
     """``input`` viewed with ``other``'s shape."""

@@ -213,5 +213,3 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
                             "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
-
-
