@@ -125,10 +125,11 @@ def _lucids_vmap_error():
     return pytest.raises(RuntimeError, match=r"^vmap\(.*call the function once per sample")
 
 
-def _vmapped(fn, *args):
-    """``lucid.func.vmap(fn)(*args)``; an op that cannot be batched must say so in lucid's words, not MLX's."""
+def _vmapped(fn, *args, in_dims=0):
+    """``lucid.func.vmap(fn, in_dims)(*args)``; an op that cannot be batched must say so in lucid's words, not
+    MLX's."""
     try:
-        return lucid.func.vmap(fn)(*args)
+        return lucid.func.vmap(fn, in_dims)(*args)
     except Exception as e:  # noqa: BLE001
         assert not str(e).startswith("["), f"MLX's message leaked: {type(e).__name__}: {e}"
         raise
@@ -144,6 +145,18 @@ def test_vmap_of_the_forward_equals_the_per_sample_results(op, i):
         return
     got = _vmapped(f, *batched)
     _close(got, lucid.stack([f(*xs), f(*ys)]))
+
+
+@pytest.mark.parametrize("op, i", _OPS)
+def test_vmap_with_the_first_input_not_batched(op, i):
+    """``in_dims=(None, 0, ...)``: an input shared by the whole batch beside batched ones (MLX's batching rules see
+    an unbatched operand: its bitwise ops lost the batch there)."""
+    f, xs, ys = _two_samples(op, i, "vmap")
+    if len(xs) < 2 or _cannot_batch(op, "vmap"):
+        pytest.skip("one input" if len(xs) < 2 else "cannot batch (test_vmap_of_the_forward checks its error)")
+    got = _vmapped(f, xs[0], *[lucid.stack([x, y]) for x, y in zip(xs[1:], ys[1:])],
+                   in_dims=(None,) + (0,) * (len(xs) - 1))
+    _close(got, lucid.stack([f(*xs), f(xs[0], *ys[1:])]))
 
 
 @pytest.mark.parametrize("op, i", _OPS)
