@@ -91,19 +91,16 @@ _accept_out()
 
 
 def _accept_numpy_names() -> None:
-    """numpy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` on the functions of the ``lucid`` namespace and the
-    Tensor methods, as PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's)."""
+    """numpy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` on the functions of the ``lucid`` namespace, as
+    PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's; the Tensor methods take
+    them from ``lucid._surface.attach``)."""
     import inspect
-    from .ops._core import accepts_numpy_names
+    from ._surface import accepts_numpy_names
     for g in (globals(), vars(special)):  # torch.special's functions are ATen's too (and the same objects)
         for name in [n for n in g if not n.startswith("_")]:
             if inspect.isfunction(g[name]):
                 g[name] = accepts_numpy_names(g[name])
-    for name, f in list(vars(Tensor).items()):
-        if not name.startswith("_") and inspect.isfunction(f):
-            setattr(Tensor, name, accepts_numpy_names(f))
 
 
 _accept_numpy_names()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
-

@@ -399,12 +399,33 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             box[:] = [out]
             return _arrays(out)
 
-        outs = mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(*[t._st.data for t, _ in mapped])
+        try:
+            outs = mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(*[t._st.data for t, _ in mapped])
+        except ValueError as e:
+            _unbatchable(api, e)
         out = box[0]
         odims = _out_dims(out_dims, out, api)
         return _unflatten(out, (_wrap(a if d == 0 else mx.moveaxis(a, 0, d)) for a, d in zip(outs, odims)))
 
     return wrapper
+
+
+def _unbatchable(api: str, e: ValueError):
+    """MLX refused to batch the function: PyTorch's RuntimeError saying why in lucid's words (MLX's own text, which
+    names an MLX primitive rather than the op, is kept as the cause)."""
+    msg = str(e)
+    # the cause keeps MLX's text but not its traceback, whose frames hold the function's tracers: MLX arrays of an
+    # abandoned trace freed at interpreter exit, after MLX's own state, can crash the process
+    e = ValueError(msg)
+    if msg.startswith("[eval]"):
+        raise RuntimeError(f"{api}: an op in the function reads tensor values (a result whose shape depends on them, "
+                           "such as unique or nonzero, or a value check), which vmap cannot batch; call the function "
+                           "once per sample instead") from e
+    if msg.startswith("[Primitive::vmap]") or "vmap" in msg.split("]")[0]:
+        prim = msg.rsplit(" ", 1)[-1].rstrip(".")
+        raise RuntimeError(f"{api}: an op in the function has no batching rule (MLX cannot vmap its {prim} "
+                           "primitive); call the function once per sample instead") from e
+    raise e
 
 
 def _out_dims(out_dims, out, api: str) -> list:

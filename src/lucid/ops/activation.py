@@ -22,7 +22,7 @@ from .. import _cpu_route
 from .._random import next_key
 from .._tensor import Tensor
 from . import _f64
-from ._core import defop, methods
+from ._core import declare, defop
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
@@ -259,6 +259,7 @@ _hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) <= lambd, 
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@declare(method=True)
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
     """``x`` where |x| > lambd, else 0."""
     return _hardshrink(input, lambd)
@@ -280,6 +281,7 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
                vjp=(lambda g, ans, x, w: where(gt(x, 0), g, g * w), lambda g, ans, x, w: where(gt(x, 0), 0.0, g * x)))
 
 
+@declare(method=True)
 def prelu(input, weight) -> Tensor:
     """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
     if _gm_state.autocast is not None:
@@ -379,9 +381,6 @@ def threshold_(input, threshold: float, value: float) -> Tensor:
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
     """In-place ``rrelu``."""
     return rrelu(input, lower, upper, training, inplace=True)
-
-
-methods(hardshrink, prelu)
 
 
 # ------------------------------------------------------------------- nn.functional's softmax family (dim optional)

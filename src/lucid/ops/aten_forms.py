@@ -8,11 +8,10 @@ bias first, every argument required), ``embedding(weight, indices, ...)``, and t
 """
 from __future__ import annotations
 
-import inspect
 import math
 
 from .._tensor import Tensor
-from . import composites as _composites
+from ._core import declare
 from . import elementwise as _ew
 from . import loss as _loss
 from . import nn_basic as _nn
@@ -111,16 +110,19 @@ def _as_float(input: Tensor) -> Tensor:
     return input if input.is_floating_point() or input.is_complex() else input.float()
 
 
+@declare(method=True, inplace=True)
 def deg2rad(input) -> Tensor:
     """Degrees to radians."""
     return _ew.mul(_as_float(input), math.pi / 180.0)
 
 
+@declare(method=True, inplace=True)
 def rad2deg(input) -> Tensor:
     """Radians to degrees."""
     return _ew.mul(_as_float(input), 180.0 / math.pi)
 
 
+@declare(method=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     return _ew.add(input, _ew.mul(tensor1, tensor2), alpha=value)
@@ -131,6 +133,7 @@ def _integer_addcdiv(tensor1, tensor2) -> bool:
         not (tensor2.is_floating_point() or tensor2.is_complex())
 
 
+@declare(method=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``."""
     if _integer_addcdiv(tensor1, tensor2):
@@ -143,6 +146,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     return _ew.add(input, _ew.div(tensor1, tensor2), alpha=value)
 
 
+@declare(method=True, inplace=True)
 def heaviside(input, values) -> Tensor:
     """The Heaviside step: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``."""
     if input.dtype != values.dtype:
@@ -151,6 +155,7 @@ def heaviside(input, values) -> Tensor:
     return _ew.where(_ew.eq(input, 0), values, step)
 
 
+@declare(method=True, inplace=True)
 def sgn(input) -> Tensor:
     """``sign`` for real inputs; ``input / |input|`` (0 at 0) for complex ones."""
     if not input.is_complex():
@@ -160,6 +165,7 @@ def sgn(input) -> Tensor:
     return unit
 
 
+@declare(method=True)
 def signbit(input) -> Tensor:
     """True where the sign bit is set: negative values, and -0.0."""
     if input.is_complex():
@@ -168,37 +174,6 @@ def signbit(input) -> Tensor:
     if input.is_floating_point():  # -0.0 == 0 but 1 / -0.0 is -inf
         neg = _ew.logical_or(neg, _ew.logical_and(_ew.eq(input, 0), _ew.lt(_ew.reciprocal(input), 0)))
     return neg
-
-
-def _inplace(fn):
-    def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    method.__name__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of ``{fn.__name__}``."
-    sig = inspect.signature(fn)
-    first, *rest = sig.parameters.values()
-    method.__signature__ = sig.replace(parameters=[first.replace(name="self"), *rest])
-    return method
-
-
-for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn, signbit):
-    setattr(Tensor, _fn.__name__, _fn)
-for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn):
-    setattr(Tensor, _fn.__name__ + "_", _inplace(_fn))
-# the in-place forms PyTorch has and lucid's ops do not declare: the out-of-place result written back (cast to the
-# tensor's dtype, as PyTorch's in-place comparisons give 1.0/0.0 in a float tensor)
-for _name in ("tan", "rsqrt", "log2", "log10", "lt", "le", "gt", "ge", "eq", "ne", "greater", "greater_equal", "less",
-              "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-              "bitwise_or", "bitwise_xor", "bitwise_not", "true_divide"):
-    setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
-Tensor.ldexp_ = _inplace(_composites.ldexp)
-Tensor.clip, Tensor.clip_, Tensor.fix, Tensor.fix_ = Tensor.clamp, Tensor.clamp_, Tensor.trunc, Tensor.trunc_
-Tensor.negative_ = Tensor.neg_
-Tensor.absolute_ = Tensor.abs_
-Tensor.multiply_ = Tensor.mul_
-Tensor.divide_ = Tensor.div_
-Tensor.subtract_ = Tensor.sub_
-
 
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "layer_norm",
