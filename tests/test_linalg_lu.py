@@ -171,7 +171,7 @@ def test_cond_tensorinv_tensorsolve_vander_cross_diagonal():
     assert LA.vander(lucid.tensor([1, 2, 3])).tolist() == [[1, 1, 1], [1, 2, 4], [1, 3, 9]]
     x = t64((2, 3))
     assert gradcheck(lambda v: LA.vander(v, N=4), (x,))
-    a, b = t64((2, 3)), t64((3,))
+    a, b = t64((2, 3)), t64((1, 3))  # the batch dims broadcast (the number of dims must agree, as in PyTorch)
     np.testing.assert_allclose(LA.cross(a, b).detach().numpy(), np.cross(a.detach().numpy(), b.detach().numpy()))
     M = t64((2, 3, 4), False)
     np.testing.assert_array_equal(LA.diagonal(M, offset=1).numpy(), np.diagonal(M.numpy(), 1, -2, -1))
