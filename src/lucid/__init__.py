@@ -44,6 +44,8 @@ from .ops.inplace_forms import *  # noqa: F401,F403,E402  (last of the ops: torc
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import sparse  # noqa: E402  (sparse COO tensors; also sets Tensor.to_sparse, .layout, .is_sparse)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402,F401
+from .nn._torch_forms import (ctc_loss, gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402,F401
+                              rnn_tanh, rnn_tanh_cell)
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
