@@ -9,6 +9,7 @@
     hessian(f)                     jacfwd(jacrev(f))
     vmap(f, in_dims, out_dims)     f mapped over a batch dimension
     functional_call(obj, params, args)   call obj with some attributes (dotted names) swapped for others
+    stack_module_state(models)     the models' parameters and buffers stacked (ensembles: vmap of functional_call)
 
 How it works: at the boundary of a transform, Tensors are unwrapped to their MLX arrays; inside, MLX's arrays
 (tracers, under vmap) are wrapped as lucid Tensors and the user's function runs under ``lucid.no_grad()``, so
@@ -26,6 +27,8 @@ inside vmap draw the same values for the whole batch (PyTorch's "same").
 """
 from __future__ import annotations
 
+import re
+
 import mlx.core as mx
 
 from . import _cpu_route
@@ -34,7 +37,7 @@ from . import _grad_mode as gm
 from .autograd.function import in_mlx_transform
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "stack_module_state"]
 
 
 # ---------------------------------------------------------------------------------------------------- pytrees
@@ -134,6 +137,7 @@ class _Traced:
     def __init__(self, func, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool = False, api: str = ""):
         self.func, self.args, self.kwargs, self.argnums = func, args, kwargs, argnums
         self.has_aux, self.api = has_aux, api
+        self.vmap = None  # the randomness of the mx.vmap its calls run under (jacrev, jacfwd), if any
         diff = tuple(args[i] for i in argnums)
         _check_all_tensors(diff)
         self.primals = _arrays(diff)
@@ -145,7 +149,7 @@ class _Traced:
         it = iter(arrays)
         for i in self.argnums:
             args[i] = _unflatten(args[i], (_wrap(a) for a in it))
-        with gm.no_grad(), in_mlx_transform():
+        with gm.no_grad(), in_mlx_transform(vmap=self.vmap):
             out = self.func(*args, **self.kwargs)
         aux = None
         if self.has_aux:
@@ -302,12 +306,13 @@ def _jacobian(func, argnums, has_aux: bool, api: str, forward: bool):
         traced = _Traced(func, args, kwargs, _argnums(argnums, len(args), api), has_aux, api)
         outs, out, aux = traced.forward()
         ins = traced.primals
+        traced.vmap = "same"
         if forward:
-            products = mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(*_basis(ins))  # per output (N_in, ...)
+            products = _batched(api, lambda: mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(*_basis(ins)))
             blocks = [[mx.moveaxis(p[s:e], 0, -1).reshape(o.shape + i.shape) for i, (s, e) in
                        zip(ins, _offsets(ins))] for o, p in zip(outs, products)]
         else:
-            products = mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(*_basis(outs))  # per input (N_out, ...)
+            products = _batched(api, lambda: mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(*_basis(outs)))
             blocks = [[p[s:e].reshape(o.shape + i.shape) for i, p in zip(ins, products)]
                       for o, (s, e) in zip(outs, _offsets(outs))]
         jac = _unflatten(out, (traced.per_argnum([_wrap(b) for b in row], argnums) for row in blocks))
@@ -396,12 +401,37 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             box[:] = [out]
             return _arrays(out)
 
-        outs = mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(*[t._st.data for t, _ in mapped])
+        outs = _batched(api, lambda: mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(
+            *[t._st.data for t, _ in mapped]))
         out = box[0]
         odims = _out_dims(out_dims, out, api)
         return _unflatten(out, (_wrap(a if d == 0 else mx.moveaxis(a, 0, d)) for a, d in zip(outs, odims)))
 
     return wrapper
+
+
+# MLX primitives without a batching rule (MLX 0.32), and the lucid ops that reach them
+_UNBATCHABLE = {
+    "LUF": "the LU factorization: linalg.solve, solve_ex, inv, inv_ex, det, slogdet, logdet, lu, lu_factor, "
+           "lu_factor_ex",
+    "QRF": "the QR factorization: linalg.qr, torch.qr",
+    "AsStrided": "as_strided views (Tensor.as_strided, torch.as_strided)",
+}
+_NO_RULE = re.compile(r"\[Primitive::vmap\] Not implemented for (\w+)")
+
+
+def _batched(api: str, run):
+    """``run()`` (an mx.vmap), with MLX's "no batching rule" error turned into lucid's own, naming the ops."""
+    try:
+        return run()
+    except ValueError as e:
+        found = _NO_RULE.search(str(e))
+        if found is None:
+            raise
+        prim = found.group(1)
+        ops = _UNBATCHABLE.get(prim, f"an op built on MLX's {prim}")
+        raise RuntimeError(f"{api}: this function cannot be vmapped: it calls {ops}, which MLX cannot batch (its "
+                           f"primitive {prim} has no vmap rule). Loop over the batch in Python for that part.") from None
 
 
 def _out_dims(out_dims, out, api: str) -> list:
@@ -480,3 +510,30 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+def stack_module_state(models) -> tuple[dict, dict]:
+    """``(params, buffers)``: each parameter and buffer of the models (all of one class, in one train/eval mode)
+    stacked along a new first dim, keyed by name. The stacked parameters are new leaves that require grad when
+    the models' do. With ``vmap(lambda p, b, x: functional_call(models[0], (p, b), (x,)), in_dims=(0, 0, None))``
+    they run the whole ensemble at once."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or not any(m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if len({type(m) for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+
+    def stacked(named: list, leaf: bool) -> dict:
+        out = {}
+        for name in dict(named[0]):
+            tensors = [dict(n)[name] for n in named]
+            t = _wrap(mx.stack([x._st.data for x in tensors]))
+            if leaf and any(x.requires_grad for x in tensors):
+                t.requires_grad_()
+            out[name] = t
+        return out
+
+    return (stacked([list(m.named_parameters()) for m in models], True),
+            stacked([list(m.named_buffers()) for m in models], False))
