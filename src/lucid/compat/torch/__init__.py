@@ -60,6 +60,15 @@ def get_float32_matmul_precision() -> str:
     return _matmul_precision[0]
 
 
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """PyTorch's print options: for lucid's printer and for PyTorch's face of it (``lucid run``)."""
+    from lucid import set_printoptions as _lucid_set
+    from .. import _torch_repr
+    _lucid_set(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+    _torch_repr.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
 def set_num_threads(n: int) -> None:
     """Accepted; MLX manages its own CPU threads."""
 
