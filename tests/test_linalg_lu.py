@@ -229,3 +229,44 @@ def test_values_match_pytorch():
     w = torch.linalg.eigvals(torch.tensor(a[0], dtype=torch.float32)).numpy()  # the order is LAPACK build's
     np.testing.assert_allclose(np.sort_complex(LA.eigvals(lucid.tensor(a[0], dtype=lucid.float32)).numpy()),
                                np.sort_complex(w), rtol=1e-5)
+
+
+def _symmetric(n, seed, zero_diagonal=False):
+    a = np.random.default_rng(seed).normal(size=(n, n))
+    a = a + a.T
+    if zero_diagonal:  # forces 2x2 pivots
+        a[np.diag_indices(n)] = 0
+    return a
+
+
+@pytest.mark.parametrize("n, zero_diagonal", [(1, False), (4, False), (5, True), (8, True), (8, False)])
+def test_ldl_factor_reconstructs_and_ldl_solve_solves(n, zero_diagonal):
+    a = _symmetric(n, n, zero_diagonal)
+    LD, piv = LA.ldl_factor(lucid.tensor(a))
+    assert piv.dtype == lucid.int32 and np.allclose(np.triu(LD.numpy(), 1), 0)
+    b = np.random.default_rng(1).normal(size=(n, 3))
+    x = LA.ldl_solve(LD, piv, lucid.tensor(b)).numpy()
+    np.testing.assert_allclose(a @ x, b, atol=1e-9)
+    if zero_diagonal:
+        assert (piv.numpy() < 0).any()  # a 2x2 block was taken
+    assert LA.ldl_factor_ex(lucid.tensor(a)).info.item() == 0
+    info = LA.ldl_factor_ex(lucid.zeros(3, 3)).info
+    assert info.item() == 1
+    out = LA.ldl_factor(lucid.zeros(2, 3, 3))
+    with pytest.raises(LA.LinAlgError, match=r"\(Batch element 0\): The factorization could not be completed"):
+        out.LD.numpy()
+
+
+def test_ldl_matches_pytorch_bit_for_bit():
+    torch = pytest.importorskip("torch")
+    for seed in range(12):
+        a = _symmetric(6, seed, zero_diagonal=seed % 2 == 0)[None].repeat(2, 0)
+        a[1] *= 0.01
+        ref = torch.linalg.ldl_factor_ex(torch.tensor(a))
+        mine = LA.ldl_factor_ex(lucid.tensor(a))
+        np.testing.assert_array_equal(mine.pivots.numpy(), ref.pivots.numpy())
+        np.testing.assert_allclose(mine.LD.numpy(), ref.LD.numpy(), rtol=1e-12, atol=1e-12)
+        b = np.random.default_rng(seed).normal(size=(2, 6, 2))
+        np.testing.assert_allclose(LA.ldl_solve(mine.LD, mine.pivots, lucid.tensor(b)).numpy(),
+                                   torch.linalg.ldl_solve(ref.LD, ref.pivots, torch.tensor(b)).numpy(), rtol=1e-10,
+                                   atol=1e-10)
