@@ -13,8 +13,9 @@ derivative, read off the exponential of a block matrix (Mathias 1996):
 computed by ``matrix_exp`` itself, so every higher derivative follows.
 
 ``eig``/``eigvals`` are MLX's LAPACK ``geev`` (eigenvectors of unit norm, as PyTorch's). MLX has no complex128, so
-their results are complex64 for float64 inputs too (PyTorch: complex128); and they have no derivative here (MLX's
-solvers take no complex matrices, which the backward formulas need).
+their results are complex64 for float64 inputs too (PyTorch: complex128). Their derivative is PyTorch's
+(``linalg_eig_backward``), computed on MLX arrays with complex solves as real block systems (MLX's solvers are
+real): first derivatives only, in single precision.
 """
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ from collections import namedtuple
 import mlx.core as mx
 
 from .. import _checks, _cpu_route, _threads
-from .. import _grad_mode as gm
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
 from ._core import defop, methods
@@ -168,28 +168,65 @@ linalg_cross.__name__, linalg_diagonal.__name__ = "cross", "diagonal"
 
 
 # ---------------------------------------------------------------------------------------------------- eig
+def _mH(a: mx.array) -> mx.array:
+    return mx.conj(mx.swapaxes(a, -1, -2))
+
+
+def _complex_solve(a: mx.array, b: mx.array) -> mx.array:
+    """X with A X = B for complex A (MLX's solvers are real): the real system [[Ar, -Ai], [Ai, Ar]]."""
+    n = a.shape[-1]
+    ar, ai, br, bi = mx.real(a), mx.imag(a), mx.real(b), mx.imag(b)
+    big = mx.concatenate([mx.concatenate([ar, -ai], -1), mx.concatenate([ai, ar], -1)], -2)
+    x = mx.linalg.solve(big, mx.concatenate([br, bi], -2), stream=_CPU)
+    return x[..., :n, :] + 1j * x[..., n:, :]
+
+
+def _eig_grad(gL, gV, L: mx.array, V: mx.array, dtype) -> Tensor:
+    """PyTorch's linalg_eig_backward: gA = V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(E)) V^H,
+    E_ij = L_j - L_i off the diagonal; the real part for a real A."""
+    n = V.shape[-1]
+    eye = mx.eye(n, dtype=mx.bool_)
+    inner = mx.zeros_like(V)
+    if gV is not None:
+        vhgv = _mH(V) @ gV
+        re_diag = mx.real(mx.diagonal(vhgv, 0, -2, -1))
+        inner = vhgv - _mH(V) @ (V * mx.expand_dims(re_diag, -2).astype(V.dtype))
+        econj = mx.conj(mx.expand_dims(L, -2) - mx.expand_dims(L, -1))
+        inner = mx.where(eye, 0, inner / mx.where(eye, 1, econj))
+    if gL is not None:
+        inner = inner + mx.expand_dims(gL, -1) * eye.astype(V.dtype)
+    return _wrap(mx.real(_complex_solve(_mH(V), inner @ _mH(V))).astype(dtype))
+
+
+def _eig_formula(grads, L, V, dtype):
+    gL, gV = (None if g is None else g.mlx.astype(mx.complex64) for g in grads)
+    return _eig_grad(gL, gV, L.mlx, V.mlx, dtype)
+
+
+def _eigvals_formula(grads, L, V, dtype):
+    return _eig_grad(grads[0].mlx.astype(mx.complex64), None, L.mlx, V, dtype)
+
+
+_EigNode = _g._factor_node("LinalgEigBackward0", _eig_formula)
+_EigvalsNode = _g._factor_node("LinalgEigBackward0", _eigvals_formula)
+
+
 @_cpu_route.float64_args
 def eig(A) -> linalg_eig:
     """``(eigenvalues, eigenvectors)`` (complex64) of a square real matrix: A V = V diag(L), columns of V of unit
-    norm. Not differentiable (see the module docstring)."""
+    norm. Differentiable (first derivatives; see the module docstring)."""
     A = _matrices(A, "linalg.eig")
-    _no_grad("linalg.eig", A)
     w, v = mx.linalg.eig(A.mlx, stream=_CPU)
-    return linalg_eig(_wrap(w), _wrap(v))
+    return linalg_eig(*_g.factor_outputs(_EigNode, A, [w, v], dtype=A.dtype))
 
 
 @_cpu_route.float64_args
 def eigvals(A) -> Tensor:
-    """The (complex64) eigenvalues of each square real matrix. Not differentiable (see the module docstring)."""
+    """The (complex64) eigenvalues of each square real matrix; differentiable (first derivatives)."""
     A = _matrices(A, "linalg.eigvals")
-    _no_grad("linalg.eigvals", A)
-    return _wrap(mx.linalg.eigvals(A.mlx, stream=_CPU))
-
-
-def _no_grad(fn: str, A: Tensor) -> None:
-    if A._rg and gm.state.grad:
-        raise NotImplementedError(f"{fn}: lucid has no derivative for complex eigendecompositions yet "
-                                      "(MLX's solvers take no complex matrices); detach the input")
+    w, v = mx.linalg.eig(A.mlx, stream=_CPU)
+    (out,) = _g.factor_outputs(_EigvalsNode, A, [w], V=v, dtype=A.dtype)
+    return out
 
 
 # ---------------------------------------------------------------------------------------------------- legacy forms
