@@ -89,7 +89,7 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 89.1,
+    '': 89.3,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
@@ -106,7 +106,7 @@ FLOOR = {
     'amp': 100.0,
     'testing': 50.0,
     'Tensor': 90.2,
-    'overall': 89.4,
+    'overall': 89.5,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
@@ -114,14 +114,13 @@ TODO = {
     '': """
         AcceleratorError FatalError GradScaler JITException OutOfMemoryError adaptive_max_pool1d addbmm
         alpha_dropout_ angle as_strided as_strided_ as_strided_scatter asarray binomial bit
-        bitwise_left_shift bitwise_right_shift chain_matmul cond conj_physical conj_physical_
-        default_generator dropout_ empty_strided feature_alpha_dropout feature_alpha_dropout_
-        feature_dropout feature_dropout_ frexp frombuffer gcd gcd_ get_autocast_cpu_dtype gradient histogram
-        histogramdd index_reduce is_autocast_cache_enabled is_autocast_cpu_enabled istft lcm lcm_
-        logcumsumexp masked_scatter max_pool1d_with_indices mode nanquantile nextafter poisson polar put
-        quantile renorm scatter_reduce select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype
-        set_autocast_cpu_enabled set_autocast_dtype set_autocast_enabled slice_scatter stft unravel_index
-        vmap
+        bitwise_left_shift bitwise_right_shift chain_matmul conj_physical conj_physical_ default_generator
+        dropout_ empty_strided feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_
+        frexp frombuffer gcd gcd_ get_autocast_cpu_dtype gradient histogram histogramdd index_reduce
+        is_autocast_cache_enabled is_autocast_cpu_enabled istft lcm lcm_ logcumsumexp masked_scatter
+        max_pool1d_with_indices mode nanquantile nextafter poisson polar put quantile renorm scatter_reduce
+        select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled
+        set_autocast_dtype set_autocast_enabled slice_scatter stft unravel_index vmap
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d

@@ -69,6 +69,17 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     _torch_repr.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
 
 
+def cond(pred, true_fn, false_fn, operands=()):
+    """torch.cond: ``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``. ``pred`` is a bool, a number or
+    a one-element tensor (read here, as a Python ``if`` would: lucid traces no control flow). Gradients flow through
+    the branch taken."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = pred.item()
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
 def set_num_threads(n: int) -> None:
     """Accepted; MLX manages its own CPU threads."""
 
