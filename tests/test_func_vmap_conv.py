@@ -100,9 +100,12 @@ def test_model_ensemble_with_stack_module_state():
         stack_module_state([_CNN().eval(), nn.Linear(2, 2).eval()])
 
 
-def test_what_mlx_cannot_batch_fails_with_lucids_message():
+def test_what_mlx_cannot_batch_or_differentiate_fails_with_lucids_message():
     A, b = lucid.randn(3, 4, 4), lucid.randn(3, 4)
     with pytest.raises(RuntimeError, match=r"cannot be vmapped: it calls the LU factorization: linalg.solve.*LUF"):
         vmap(lucid.linalg.solve)(A, b)
     with pytest.raises(RuntimeError, match=r"the QR factorization: linalg.qr.*QRF"):
         vmap(lambda a: lucid.linalg.qr(a)[0])(A)
+    S = A[0] @ A[0].mT + 4 * lucid.eye(4)  # MLX has no derivative for Cholesky: lucid's message, naming the ops
+    with pytest.raises(RuntimeError, match=r"calls the Cholesky factorization: linalg.cholesky.*no vjp rule"):
+        grad(lambda s: lucid.linalg.cholesky(s).sum())(S)

@@ -194,7 +194,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                                    f"{out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
             return out._st.data, _arrays(aux)
 
-        (value, aux_arrays), grads = mx.value_and_grad(scalar)(traced.primals)
+        (value, aux_arrays), grads = _transformed(api, lambda: mx.value_and_grad(scalar)(traced.primals))
         g = traced.per_argnum([_wrap(a) for a in grads], argnums)
         if has_aux:
             return g, (_wrap(value), _tensors(traced.aux, aux_arrays))
@@ -230,7 +230,7 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
                                f"outputs to the function. cotangents: {_structure(cotangents)}, primal output: "
                                f"{_structure(output)}")
-        _, grads = mx.vjp(traced, traced.primals, _arrays(cotangents))
+        _, grads = _transformed(api, lambda: mx.vjp(traced, traced.primals, _arrays(cotangents)))
         return traced.per_argnum([_wrap(a) for a in grads], tuple(range(len(primals))))
 
     return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
@@ -257,7 +257,7 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     api = "jvp(f, primals, tangents)"
     _check_tangents(primals, tangents, api)
     traced = _Traced(func, primals, {}, tuple(range(len(primals))), has_aux, api)
-    outs, jvps = mx.jvp(traced, traced.primals, _arrays(tangents))
+    outs, jvps = _transformed(api, lambda: mx.jvp(traced, traced.primals, _arrays(tangents)))
     res = (_tensors(traced.out, outs), _tensors(traced.out, jvps))
     return res + (_tensors(traced.aux, _arrays(traced.aux)),) if has_aux else res
 
@@ -270,7 +270,8 @@ def linearize(func, *primals):
 
     def jvp_fn(*tangents):
         _check_tangents(primals, tangents, "linearize(f, *primals)")
-        _, jvps = mx.jvp(traced, traced.primals, _arrays(tangents))
+        _, jvps = _transformed("linearize(f, *primals)",
+                               lambda: mx.jvp(traced, traced.primals, _arrays(tangents)))
         return _tensors(output, jvps)
 
     return output, jvp_fn
@@ -308,11 +309,13 @@ def _jacobian(func, argnums, has_aux: bool, api: str, forward: bool):
         ins = traced.primals
         traced.vmap = "same"
         if forward:
-            products = _batched(api, lambda: mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(*_basis(ins)))
+            products = _transformed(api, lambda: mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(
+                *_basis(ins)))  # per output (N_in, ...)
             blocks = [[mx.moveaxis(p[s:e], 0, -1).reshape(o.shape + i.shape) for i, (s, e) in
                        zip(ins, _offsets(ins))] for o, p in zip(outs, products)]
         else:
-            products = _batched(api, lambda: mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(*_basis(outs)))
+            products = _transformed(api, lambda: mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(
+                *_basis(outs)))  # per input (N_out, ...)
             blocks = [[p[s:e].reshape(o.shape + i.shape) for i, p in zip(ins, products)]
                       for o, (s, e) in zip(outs, _offsets(outs))]
         jac = _unflatten(out, (traced.per_argnum([_wrap(b) for b in row], argnums) for row in blocks))
@@ -401,7 +404,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             box[:] = [out]
             return _arrays(out)
 
-        outs = _batched(api, lambda: mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(
+        outs = _transformed(api, lambda: mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(
             *[t._st.data for t, _ in mapped]))
         out = box[0]
         odims = _out_dims(out_dims, out, api)
@@ -410,28 +413,40 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
     return wrapper
 
 
-# MLX primitives without a batching rule (MLX 0.32), and the lucid ops that reach them
-_UNBATCHABLE = {
-    "LUF": "the LU factorization: linalg.solve, solve_ex, inv, inv_ex, det, slogdet, logdet, lu, lu_factor, "
-           "lu_factor_ex",
+# MLX primitives without a batching rule or a derivative (MLX 0.32), and the lucid ops that reach them
+_LU = "the LU factorization: linalg.solve, solve_ex, inv, inv_ex, det, slogdet, logdet, lu, lu_factor, lu_factor_ex"
+_REACHED_BY = {
+    "LUF": _LU,
     "QRF": "the QR factorization: linalg.qr, torch.qr",
     "AsStrided": "as_strided views (Tensor.as_strided, torch.as_strided)",
+    "Cholesky": "the Cholesky factorization: linalg.cholesky, cholesky_ex, torch.cholesky",
+    "Inverse": "MLX's triangular inverse: linalg.solve_triangular, triangular_solve, cholesky_solve, lu_solve, "
+               "cholesky_inverse",
+    "SVD": "the SVD: linalg.svd, svdvals, pinv, matrix_norm (2, -2, 'nuc'), cond, matrix_rank",
+    "Eigh": "the symmetric eigendecomposition: linalg.eigh, eigvalsh",
+    "Eig": "the eigendecomposition: linalg.eig, eigvals",
 }
-_NO_RULE = re.compile(r"\[Primitive::vmap\] Not implemented for (\w+)")
+_NO_RULE = re.compile(r"\[Primitive::(vmap|vjp|jvp)\] Not implemented for (\w+)")
 
 
-def _batched(api: str, run):
-    """``run()`` (an mx.vmap), with MLX's "no batching rule" error turned into lucid's own, naming the ops."""
+def _transformed(api: str, run):
+    """``run()`` (an MLX transform), with MLX's "no rule for this primitive" errors turned into lucid's own, naming
+    the lucid ops that reach the primitive."""
     try:
         return run()
     except ValueError as e:
         found = _NO_RULE.search(str(e))
         if found is None:
             raise
-        prim = found.group(1)
-        ops = _UNBATCHABLE.get(prim, f"an op built on MLX's {prim}")
-        raise RuntimeError(f"{api}: this function cannot be vmapped: it calls {ops}, which MLX cannot batch (its "
-                           f"primitive {prim} has no vmap rule). Loop over the batch in Python for that part.") from None
+        rule, prim = found.groups()
+        ops = _REACHED_BY.get(prim, f"an op built on MLX's {prim}")
+        if rule == "vmap":
+            raise RuntimeError(f"{api}: this function cannot be vmapped: it calls {ops}, which MLX cannot batch "
+                               f"(its primitive {prim} has no vmap rule). Loop over the batch in Python for that "
+                               "part.") from None
+        raise RuntimeError(f"{api}: this function calls {ops}, which MLX cannot differentiate (its primitive {prim} "
+                           f"has no {rule} rule; lucid.func differentiates with MLX's rules). lucid.autograd.grad "
+                           "and lucid.autograd.functional use lucid's own rule for it.") from None
 
 
 def _out_dims(out_dims, out, api: str) -> list:

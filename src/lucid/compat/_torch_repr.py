@@ -1,7 +1,7 @@
 """How tensors and dtypes print while ``torch`` is lucid (``lucid run``): as PyTorch prints them.
 
-``tensor([1., 2.])``, ``tensor([[1, 2]])``, ``tensor(3.5000, requires_grad=True)``, ``tensor([2.], grad_fn=<MulBackward0>)``,
-``tensor([1, 2], dtype=torch.int32)``, ``tensor([], size=(0, 3))``, ``Parameter containing:\\ntensor(...)``; and
+``tensor([1., 2.])``, ``tensor([[1, 2]])``, ``tensor(3.5000, requires_grad=True)``,
+``tensor([2.], grad_fn=<MulBackward0>)``, ``tensor([1, 2], dtype=torch.int32)``, ``tensor([], size=(0, 3))``, ``Parameter containing:\\ntensor(...)``; and
 ``str(torch.float32) == "torch.float32"``. The rules are PyTorch's printer's (``torch/_tensor_str.py``), restated:
 
 - one formatter per tensor (for complex ones: one for the real parts, one for the imaginary parts) chooses, from
