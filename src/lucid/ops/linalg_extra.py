@@ -30,7 +30,7 @@ import mlx.core as mx
 from .. import _checks, _cpu_route, _threads
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
-from ._core import defop, methods
+from ._core import defop, expect_tensor, methods
 from .decomp import _matrices, cholesky_solve, inv, matrix_norm, solve, solve_triangular, svdvals
 from .linalg import cross, diagonal
 from .linalg_lu import LinAlgError
@@ -119,6 +119,7 @@ def _prod(shape) -> int:
 def tensorinv(A, ind: int = 2) -> Tensor:
     """The inverse of A for ``tensordot(A, ., ind)``: A read as a (prod(shape[:ind]) x prod(shape[ind:])) square
     matrix; the result has shape shape[ind:] + shape[:ind]."""
+    expect_tensor("linalg_tensorinv", "input", 1, A)
     if ind <= 0:
         raise RuntimeError(f"Expected a strictly positive integer for 'ind', but got {ind}")
     rows, cols = tuple(A.shape[:ind]), tuple(A.shape[ind:])
@@ -131,6 +132,8 @@ def tensorinv(A, ind: int = 2) -> Tensor:
 def tensorsolve(A, B, dims=None) -> Tensor:
     """X with ``tensordot(A, X, X.ndim) = B``: X has shape A.shape[B.ndim:] (``dims``: dims of A moved to the end
     first)."""
+    expect_tensor("linalg_tensorsolve", "input", 1, A)
+    expect_tensor("linalg_tensorsolve", "other", 2, B)
     if dims is not None:
         moved = [d % A.ndim for d in dims]
         A = A.permute(*[d for d in range(A.ndim) if d not in moved], *moved)
@@ -143,6 +146,7 @@ def tensorsolve(A, B, dims=None) -> Tensor:
 
 def vander(x, *, N=None) -> Tensor:
     """The Vandermonde matrices of the vectors x (..., n): columns x^0, x^1, ..., x^(N-1) (N defaults to n)."""
+    expect_tensor("linalg_vander", "x", 1, x)
     if x.ndim < 1:
         raise RuntimeError("linalg.vander: x must have at least 1 dimension.")
     n = x.shape[-1] if N is None else N
@@ -156,11 +160,14 @@ def vander(x, *, N=None) -> Tensor:
 
 def linalg_cross(input, other, *, dim: int = -1) -> Tensor:
     """torch.linalg.cross: the cross product of 3-vectors along ``dim`` (default the last); other dims broadcast."""
+    expect_tensor("linalg_cross", "input", 1, input)
+    expect_tensor("linalg_cross", "other", 2, other)
     return cross(input, other, dim)
 
 
 def linalg_diagonal(A, *, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """torch.linalg.diagonal: ``diagonal`` over the last two dims by default (a view)."""
+    expect_tensor("linalg_diagonal", "A", 1, A)
     return diagonal(A, offset, dim1, dim2)
 
 
@@ -246,6 +253,8 @@ def cholesky_inverse(L, upper: bool = False) -> Tensor:
 def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
                      unitriangular: bool = False) -> triangular_solve_result:
     """torch.triangular_solve: ``(X, A.clone())`` with A X = b (``transpose``: A^T X = b) for triangular A."""
+    expect_tensor("triangular_solve", "input", 1, b)
+    expect_tensor("triangular_solve", "A", 2, A)
     A2 = _g.mT(A) if transpose else A
     X = solve_triangular(A2, b, upper=upper != transpose, unitriangular=unitriangular)
     return triangular_solve_result(X, A.clone())
