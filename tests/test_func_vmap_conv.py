@@ -109,3 +109,19 @@ def test_what_mlx_cannot_batch_or_differentiate_fails_with_lucids_message():
     S = A[0] @ A[0].mT + 4 * lucid.eye(4)  # MLX has no derivative for Cholesky: lucid's message, naming the ops
     with pytest.raises(RuntimeError, match=r"calls the Cholesky factorization: linalg.cholesky.*no vjp rule"):
         grad(lambda s: lucid.linalg.cholesky(s).sum())(S)
+
+
+def test_values_needed_while_traced_fail_with_lucids_message():
+    with pytest.raises(RuntimeError, match="needs values while it is traced"):
+        vmap(lambda x: lucid.unique(x))(lucid.randn(3, 4))
+
+
+def test_grad_through_sort_max_and_median_under_func():
+    x = lucid.tensor(RNG.normal(size=(3, 5)))
+    for f in (lambda t: lucid.sort(t, 1)[0][:, -2:].sum(), lambda t: (t.max(1)[0] ** 2).sum(),
+              lambda t: t.median(1)[0].sum(), lambda t: lucid.cummax(t, 1)[0].sum()):
+        xr = x.detach().requires_grad_()
+        f(xr).backward()
+        np.testing.assert_allclose(grad(f)(x).numpy(), xr.grad.numpy())
+        per_row = vmap(grad(lambda r: f(r.unsqueeze(0))))(x)  # and per sample
+        np.testing.assert_allclose(per_row.numpy(), xr.grad.numpy())

@@ -24,6 +24,7 @@ CASES = [(mode, kw) for mode in ("rnn_tanh", "rnn_relu", "lstm", "gru")
         [("lstm", dict(proj_size=3, num_layers=2))]
 
 
+@pytest.mark.filterwarnings("ignore:LSTM with projections is not supported with oneDNN")  # PyTorch's own
 @pytest.mark.parametrize("mode, kw", CASES, ids=[f"{m}-{'-'.join(kw)}" for m, kw in CASES])
 def test_flat_weight_forms_match_pytorch(mode, kw):
     torch.manual_seed(0)

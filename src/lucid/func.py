@@ -435,6 +435,11 @@ def _transformed(api: str, run):
     try:
         return run()
     except ValueError as e:
+        if str(e).startswith("[eval] Attempting to eval an array during function transformations"):
+            raise RuntimeError(f"{api}: this function needs values while it is traced (an op whose output shape "
+                               "depends on its input's values, such as unique, nonzero or masked_select, or a "
+                               "Python read such as .item()); transforms cannot batch or differentiate that "
+                               "(PyTorch's vmap refuses dynamic shapes too).") from None
         found = _NO_RULE.search(str(e))
         if found is None:
             raise
