@@ -34,8 +34,7 @@ EXCLUDED = [
     (r"(sparse_(csr|csc|bsr|bsc|compressed)|crow_indices|ccol_indices|col_indices|row_indices|to_sparse_(csr|csc|"
      r"bsr|bsc)|is_sparse_csr|saddmm|sspaddmm|hspmm|dsmm|hsmm|smm$|resize_as_sparse_|sparse_resize)",
      "compressed sparse layouts (no MLX counterpart; COO is in scope)"),
-    (r"^(float8_|float4_|uint[1-7]$|int[1-7]$|bit$|bits|complex32$|chalf$|complex128$|cdouble$)",
-     "dtypes MLX lacks (torch.bit is uint1)"),
+    (r"^(float8_|float4_|uint[1-7]$|int[1-7]$|bits|complex32$|chalf$|complex128$|cdouble$)", "dtypes MLX lacks"),
     (r"^(native_|batch_norm_(backward|elemt|gather|stats|update)|grid_sampler|affine_grid_generator|conv_tbc|"
      r"convolution$|constant_pad_nd|norm_except_dim|frobenius_norm|nuclear_norm|embedding_renorm_|"
      r"thread_safe_generator|slice_inverse|hash_tensor|nonzero_static|unsafe_|split_with_sizes$|"
@@ -52,10 +51,9 @@ EXCLUDED = [
      "torch.utils.data's DataPipes (deprecated, being removed from PyTorch)"),
     (r"(_notes$|^(BroadcastingList\d|Callable|Optional|TYPE_CHECKING|DType|GRID_SAMPLE_\w+|assert_int_or_pair|"
      r"common_types|factory_kwargs|LinearCrossEntropyOptions|SwizzleType|ScalingType|AVG|SUM|"
-     r"AggregationType|FileCheck|export|fork|wait|cpp|JITException|parse_ir|parse_schema|parse_type_comment|"
+     r"AggregationType|FileCheck|export|fork|wait|cpp|parse_ir|parse_schema|parse_type_comment|"
      r"merge_type_from_type_comment|unify_type_list|import_ir_module\w*|layout|memory_format|newaxis)$)",
      "module-level helpers, typing names, JIT and export entry points"),
-    (r"^index$", "Tensor.index: functorch.dim's first-class dimensions (a prototype over the dispatcher)"),
 ]
 
 
@@ -91,31 +89,38 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 96.9,
+    '': 89.3,
     'nn': 83.1,
     'nn.functional': 82.5,
     'nn.init': 100.0,
     'optim': 78.9,
     'optim.lr_scheduler': 100.0,
-    'linalg': 57.5,
-    'fft': 84.2,
+    'linalg': 100.0,
+    'fft': 100.0,
     'special': 100.0,
-    'autograd': 100.0,
-    'func': 100.0,
+    'autograd': 92.3,
+    'func': 73.3,
     'utils.data': 100.0,
     'distributions': 100.0,
     'nn.utils': 72.2,
     'amp': 100.0,
-    'testing': 100.0,
-    'Tensor': 97.1,
-    'overall': 93.4,
+    'testing': 50.0,
+    'Tensor': 90.2,
+    'overall': 89.5,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
 TODO = {
     '': """
-        cholesky_inverse cond ctc_loss geqrf gru gru_cell lstm lstm_cell lu_solve lu_unpack matrix_exp orgqr
-        ormqr rnn_relu rnn_relu_cell rnn_tanh rnn_tanh_cell triangular_solve
+        AcceleratorError FatalError GradScaler JITException OutOfMemoryError adaptive_max_pool1d addbmm
+        alpha_dropout_ angle as_strided as_strided_ as_strided_scatter asarray binomial bit
+        bitwise_left_shift bitwise_right_shift chain_matmul conj_physical conj_physical_ default_generator
+        dropout_ empty_strided feature_alpha_dropout feature_alpha_dropout_ feature_dropout feature_dropout_
+        frexp frombuffer gcd gcd_ get_autocast_cpu_dtype gradient histogram histogramdd index_reduce
+        is_autocast_cache_enabled is_autocast_cpu_enabled istft lcm lcm_ logcumsumexp masked_scatter
+        max_pool1d_with_indices mode nanquantile nextafter poisson polar put quantile renorm scatter_reduce
+        select_scatter set_autocast_cache_enabled set_autocast_cpu_dtype set_autocast_cpu_enabled
+        set_autocast_dtype set_autocast_enabled slice_scatter stft unravel_index vmap
     """.split(),
     'nn': """
         AdaptiveLogSoftmaxWithLoss CrossMapLRN2d FractionalMaxPool2d FractionalMaxPool3d LPPool1d LPPool2d
@@ -136,19 +141,26 @@ TODO = {
     'optim': """
         Adafactor Muon SparseAdam swap_in_optimizer_params_and_state
     """.split(),
-    'linalg': """
-        cond cross diagonal eigvals householder_product ldl_factor ldl_factor_ex ldl_solve lu lu_factor
-        lu_factor_ex lu_solve matrix_exp solve_ex tensorinv tensorsolve vander
+    'autograd': """
+        set_multithreading_enabled
     """.split(),
-    'fft': """
-        Tensor hfft ihfft
+    'func': """
+        debug_unwrap functionalize rearrange replace_all_batch_norm_modules_
     """.split(),
     'nn.utils': """
         fuse_conv_bn_eval fuse_conv_bn_weights fuse_linear_bn_eval fuse_linear_bn_weights skip_init
     """.split(),
+    'testing': """
+        make_tensor
+    """.split(),
     'Tensor': """
-        cholesky_inverse coalesce dense_dim geqrf indices is_coalesced lu lu_solve matrix_exp orgqr ormqr
-        sparse_dim sparse_mask triangular_solve values
+        addbmm addbmm_ angle as_strided as_strided_ as_strided_scatter bitwise_left_shift
+        bitwise_left_shift_ bitwise_right_shift bitwise_right_shift_ coalesce conj_physical_ dense_dim
+        fill_diagonal_ float_power_ frexp gcd gcd_ histogram index index_reduce index_reduce_ indices
+        is_coalesced istft lcm lcm_ logcumsumexp masked_scatter masked_scatter_ mode name nanquantile
+        new_empty_strided nextafter nextafter_ put put_ quantile renorm renorm_ resize resize_as
+        scatter_reduce scatter_reduce_ select_scatter slice_scatter sparse_dim sparse_mask stft unfold
+        values
     """.split(),
 }
 

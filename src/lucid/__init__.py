@@ -27,6 +27,9 @@ from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
+from .ops.linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve  # noqa: F401
+from .ops.linalg_extra import cholesky_inverse, matrix_exp, triangular_solve  # noqa: F401
+from .ops.householder import geqrf, orgqr, ormqr  # noqa: F401
 from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
@@ -48,6 +51,8 @@ from .ops.inplace_forms import *  # noqa: F401,F403,E402  (last of the ops: torc
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import sparse  # noqa: E402  (sparse COO tensors; also sets Tensor.to_sparse, .layout, .is_sparse)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402,F401
+from .nn._torch_forms import (ctc_loss, gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402,F401
+                              rnn_tanh, rnn_tanh_cell)
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001

@@ -33,6 +33,7 @@ from .._dtype import promote
 from .._tensor import Tensor
 from ._core import defop, expect_tensor
 from .index import _scalar_name
+from ..autograd.function import vmapping
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
@@ -143,8 +144,21 @@ def _patches(x, stride, lo, hi, dilation, input_dilation, ksize) -> tuple[mx.arr
         elem[d] = elem[d + 1] * x.shape[d + 1]
     strides = ([elem[0]] + [elem[d + 1] * stride[d] for d in range(n)] + [elem[d + 1] * dilation[d] for d in range(n)]
                + [1])
-    cols = mx.as_strided(mx.contiguous(x), (x.shape[0], *out, *ksize, x.shape[-1]), strides)
+    if vmapping():  # MLX has no batching rule for as_strided: the same windows by gathers
+        cols = _gathered_windows(x, out, ksize, stride, dilation)
+    else:
+        cols = mx.as_strided(mx.contiguous(x), (x.shape[0], *out, *ksize, x.shape[-1]), strides)
     return cols.reshape(x.shape[0], *out, math.prod(ksize), x.shape[-1]), out
+
+
+def _gathered_windows(x, out, ksize, stride, dilation) -> mx.array:
+    """The strided view of ``_patches`` (N, *out, *ksize, C) made by one gather per spatial dim."""
+    n = len(out)
+    for d in range(n):
+        axis = 1 + 2 * d  # the dims already split into (out, k) pairs come before
+        x = mx.take(x, sliding_positions(out[d], ksize[d], stride[d], dilation[d]).reshape(-1), axis=axis)
+        x = x.reshape(*x.shape[:axis], out[d], ksize[d], *x.shape[axis + 1:])
+    return mx.transpose(x, [0] + [1 + 2 * d for d in range(n)] + [2 + 2 * d for d in range(n)] + [2 * n + 1])
 
 
 def _grouped(cols: mx.array, groups: int) -> mx.array:
@@ -286,7 +300,8 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bia
     # the rest of those through im2col; an explicitly dilated input is faster than MLX's own input dilation
     if max(input_dilation) > 1 and max(stride) == 1:
         y = _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_)
-    elif x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4):
+    elif x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4) or vmapping():
+        # (under lucid.func.vmap too: MLX's own weight gradient of conv_general reads an as_strided view)
         y = _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_)
     else:
         for d, di in enumerate(input_dilation):

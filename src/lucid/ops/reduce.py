@@ -229,7 +229,7 @@ def _pick_fwd(a, idx, axis, keepdim):
     """The elements at ``idx`` (the arg-extremum, kept dims) along ``axis``."""
     if axis is None:
         return a
-    out = mx.take_along_axis(a, idx, axis)
+    out = mx.take_along_axis(a, mx.stop_gradient(idx), axis)  # (idx: no derivative, also under MLX's transforms)
     return out if keepdim else mx.squeeze(out, axis)
 
 

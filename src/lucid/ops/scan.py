@@ -49,7 +49,7 @@ def _gather_fwd(a, idx, axis, keepdim):
     ``keepdim``. A 0-d ``a`` is its own only element."""
     if a.ndim == 0:
         return a
-    out = mx.take_along_axis(a, idx, axis)
+    out = mx.take_along_axis(a, mx.stop_gradient(idx), axis)  # (idx: no derivative, also under MLX's transforms)
     return out if keepdim else mx.squeeze(out, axis)
 
 
