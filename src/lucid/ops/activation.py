@@ -11,7 +11,7 @@ from __future__ import annotations
 __all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6",
            "hardsigmoid", "hardswish", "logsigmoid", "softsign", "glu", "threshold", "hardshrink", "softshrink",
            "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
-           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin"]
+           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
 import math
 import warnings
@@ -20,7 +20,7 @@ import mlx.core as mx
 
 from .. import _cpu_route
 from .._random import next_key
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from . import _f64
 from ._core import defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
@@ -408,3 +408,21 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one)."""
     return _reduce.softmax(-input, _softmax_dim("softmin", input.ndim, dim, _stacklevel), dtype)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution: ``softmax((logits + g) / tau)`` with g standard Gumbel
+    noise from lucid's generator. ``hard`` returns the one-hot of its argmax in the forward pass with the soft
+    sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # g = -log(E), E ~ Exp(1) = -log1p(-U): float32 draws (MLX samples no float64), cast as rand() does
+    u = mx.random.uniform(shape=tuple(logits.shape), key=next_key()).astype(logits.dtype)
+    gumbels = _wrap(-mx.log(-mx.log1p(-u)))
+    y_soft = _reduce.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _wrap(mx.zeros(tuple(y_soft.shape), y_soft.dtype)).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+

@@ -20,3 +20,5 @@ from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .unpool import *  # noqa: F401,F403
+from .loss_margin import *  # noqa: F401,F403
