@@ -17,6 +17,7 @@ from . import elementwise as _ew
 from . import loss as _loss
 from . import nn_basic as _nn
 from . import norm as _norm
+from . import pool as _pool
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
 from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
@@ -30,6 +31,16 @@ def _reduction(reduction) -> str:
     if reduction not in _REDUCTIONS:
         raise RuntimeError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
+
+
+def adaptive_max_pool1d(input, output_size) -> tuple:
+    """ATen's adaptive_max_pool1d: (values, indices), always both."""
+    return _pool.adaptive_max_pool1d(input, output_size, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> tuple:
+    """ATen's max_pool1d_with_indices: (values, indices); an empty ``stride`` means ``kernel_size``."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
 def dropout(input, p: float, train: bool) -> Tensor:
@@ -208,4 +219,4 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "channel_shuffle",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
-           "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]
+           "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices"]
