@@ -4,4 +4,4 @@ from . import functional  # noqa: F401
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
-from . import init, utils  # noqa: F401,E402
+from . import grad, init, utils  # noqa: F401,E402
