@@ -6,14 +6,16 @@ evaluates the new parameters and optimizer state with one ``mx.eval``. The keywo
 already a fused kernel, and updates are never recorded on the autograd tape.
 """
 from . import lr_scheduler, swa_utils
+from .adafactor import Adafactor
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .adaptive import Adadelta, Adagrad, RMSprop
 from .asgd import ASGD
 from .lbfgs import LBFGS
 from .lion import Lion
+from .muon import Muon
 from .optimizer import Optimizer, required
 from .rprop import Rprop
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Rprop", "ASGD", "Lion", "LBFGS", "lr_scheduler", "swa_utils", "required"]
+           "Rprop", "ASGD", "Lion", "LBFGS", "Adafactor", "Muon", "lr_scheduler", "swa_utils", "required"]
