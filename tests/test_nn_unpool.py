@@ -254,3 +254,26 @@ def test_skip_init_builds_without_initialising():
         skip_init(int)
     with pytest.raises(RuntimeError, match="Module must support a 'device' arg"):
         skip_init(nn.ReLU)
+
+
+# ---------------------------------------------------------------------------------------------------- huge outputs
+@pytest.mark.parametrize("call", [
+    lambda F, x: F.adaptive_avg_pool2d(x, (2 ** 40, 2 ** 40)),
+    lambda F, x: F.adaptive_max_pool2d(x, (2 ** 40, 2 ** 40)),
+    lambda F, x: F.adaptive_avg_pool1d(x[0], 2 ** 62),
+    lambda F, x: F.adaptive_max_pool1d(x[0], 2 ** 62),
+    lambda F, x: F.adaptive_avg_pool3d(x[None], (2 ** 30, 2 ** 30, 2 ** 30)),
+    lambda F, x: F.interpolate(x, size=(2 ** 40, 2 ** 40)),
+    lambda F, x: F.interpolate(x, scale_factor=1e12),
+], ids=["avg2d", "max2d", "avg1d", "max1d", "avg3d", "interp_size", "interp_scale"])
+def test_outputs_whose_size_overflows_raise_torchs_error_without_allocating(call):
+    with pytest.raises(RuntimeError) as expected:
+        call(TF, torch.randn(1, 1, 4, 4))
+    with pytest.raises(RuntimeError) as got:
+        call(F, lucid.randn(1, 1, 4, 4))
+    assert str(got.value) == str(expected.value)
+
+
+def test_an_output_larger_than_memory_is_refused_before_it_is_built():
+    with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
+        F.interpolate(lucid.randn(1, 1, 4, 4), size=(2 ** 26, 2 ** 26))
