@@ -23,3 +23,4 @@ from .transformer import *  # noqa: F401,F403
 from .unpool import *  # noqa: F401,F403
 from .loss_margin import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
+from .syncbatchnorm import *  # noqa: F401,F403
