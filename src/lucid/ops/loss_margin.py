@@ -3,14 +3,18 @@
 - ``multi_margin_loss``: per sample, ``sum_{i != y} w[y] * max(0, margin - x[y] + x[i]) ** p / C``;
 - ``multilabel_margin_loss``: per sample, the targets are ``y`` up to its first -1, and the loss is
   ``sum_{j target} sum_{i not target} max(0, 1 - (x[j] - x[i])) / C`` (a repeated target counts again);
-- ``triplet_margin_with_distance_loss``: the triplet loss with any distance function (pairwise distance by default).
+- ``triplet_margin_with_distance_loss``: the triplet loss with any distance function (pairwise distance by default);
+- ``linear_cross_entropy``: cross_entropy of a linear layer's output (PyTorch's reference path; its ``options``
+  choose how PyTorch chunks the batch to save memory, which gives the same values, so lucid accepts and ignores them).
 
 Composed of lucid ops (a gather of the target scores, masks, sums), so float64 and gradients of every order come
 from them; the class indices stay on the device and are bounds-checked by ``lucid._checks``.
 """
 from __future__ import annotations
 
-__all__ = ["multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss"]
+__all__ = ["multi_margin_loss", "multilabel_margin_loss", "triplet_margin_with_distance_loss", "linear_cross_entropy"]
+
+import math
 
 import mlx.core as mx
 
@@ -19,8 +23,8 @@ from .._tensor import Tensor, _wrap
 from ._core import data
 from .elementwise import minimum
 from .index import _scalar_name, gather
-from .loss import _reduce, _reduction
-from .nn_basic import pairwise_distance
+from .loss import _reduce, _reduction, cross_entropy
+from .nn_basic import linear, pairwise_distance
 
 
 def _long_target(target) -> None:
@@ -105,3 +109,35 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if swap:
         d_neg = minimum(d_neg, distance(positive, negative))
     return _reduce((margin + d_pos - d_neg).clamp_min(0), reduction)
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction: str = "mean",
+                         ignore_index: int | None = None, label_smoothing: float = 0.0, options=None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` for input (in,) or (N, in) and
+    linear_weight (C, *out, in): the logits are (N, C, *out), the K-dimensional loss when ``out`` is not empty.
+    ``ignore_index`` None means -100 (and must be None with class-probability targets)."""
+    if input.ndim < 1 or input.ndim > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
+    if linear_weight.ndim < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {linear_weight.ndim}")
+    batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != linear_weight.shape[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {linear_weight.shape[-1]}, respectively")
+    classes, out_features = linear_weight.shape[0], tuple(linear_weight.shape[1:-1])
+    if linear_bias is not None and tuple(linear_bias.shape) != (classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(classes, *out_features)}, got {tuple(linear_bias.shape)}")
+    if out_features and not batches:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {tuple(linear_weight.shape)} requires "
+                           f"batched input, (N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
+    logits_shape = (*batches, classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if out_features:
+        rows = math.prod(out_features, start=classes)
+        linear_weight = linear_weight.reshape(rows, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(rows)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)

@@ -24,3 +24,5 @@ from .unpool import *  # noqa: F401,F403
 from .loss_margin import *  # noqa: F401,F403
 from .lazy import *  # noqa: F401,F403
 from .syncbatchnorm import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
+from .crossmaplrn import *  # noqa: F401,F403

@@ -1,10 +1,13 @@
-"""The multi-class margin losses and the triplet loss with a chosen distance (the functions are in
-``lucid/ops/loss_margin.py``)."""
+"""The multi-class margin losses, the triplet loss with a chosen distance and LinearCrossEntropyLoss (the functions
+are in ``lucid/ops/loss_margin.py``)."""
 from __future__ import annotations
+
+import math
 
 from ..._tensor import Tensor
 from .. import functional as F
 from .distance import PairwiseDistance
+from .linear import Linear
 from .loss import _Loss, _WeightedLoss
 
 
@@ -52,4 +55,38 @@ class TripletMarginWithDistanceLoss(_Loss):
                                                    swap=self.swap, reduction=self.reduction)
 
 
-__all__ = ["MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss"]
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """A Linear layer (``linear``, in_features -> num_classes * prod(out_features), no bias by default) followed by
+    cross entropy, as ``F.linear_cross_entropy``; ``weight`` is per class."""
+
+    def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
+                 device=None, dtype=None, reduction: str = "mean", weight: Tensor | None = None,
+                 ignore_index: int | None = None, label_smoothing: float = 0.0, options=None):
+        if weight is not None and tuple(weight.shape) != (num_classes,):
+            raise RuntimeError(f"expected weight shape to be {(num_classes,)}, got {tuple(weight.shape)}")
+        if label_smoothing < 0 or label_smoothing > 1.0:
+            raise RuntimeError(f"expected label_smoothing to be in range [0, 1], got {label_smoothing}")
+        super().__init__(weight=weight, size_average=None, reduce=None, reduction=reduction)
+        self.num_classes = num_classes
+        self.out_features = out_features
+        self.ignore_index = ignore_index
+        self.label_smoothing = label_smoothing
+        # Linear's weight is 2-D: (C * prod(out), in), reshaped in forward
+        self.linear = Linear(in_features, math.prod(out_features, start=num_classes), bias=bias, device=device,
+                             dtype=dtype)
+        self.options = options
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:
+        weight = self.linear.weight.reshape(self.num_classes, *self.out_features, self.linear.in_features)
+        bias = None if self.linear.bias is None else self.linear.bias.reshape(self.num_classes, *self.out_features)
+        return F.linear_cross_entropy(input, weight, target, linear_bias=bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self) -> str:
+        return (f"in_features={self.linear.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, reduction={self.reduction}, "
+                f"ignore_index={self.ignore_index}, label_smoothing={self.label_smoothing}, options={self.options}")
+
+
+__all__ = ["MultiMarginLoss", "MultiLabelMarginLoss", "TripletMarginWithDistanceLoss", "LinearCrossEntropyLoss"]
