@@ -277,3 +277,33 @@ def test_outputs_whose_size_overflows_raise_torchs_error_without_allocating(call
 def test_an_output_larger_than_memory_is_refused_before_it_is_built():
     with pytest.raises(RuntimeError, match="DefaultCPUAllocator: can't allocate memory"):
         F.interpolate(lucid.randn(1, 1, 4, 4), size=(2 ** 26, 2 ** 26))
+
+
+# ---------------------------------------------------------------------------------------------------- small forms
+@pytest.mark.parametrize("name, args", [("gelu", ()), ("softplus", ()), ("logsigmoid", ()), ("softshrink", (0.3,)),
+                                        ("hardshrink", (0.3,))])
+def test_activations_take_out_as_torchs(name, args):
+    x = torch.randn(6)
+    expected = torch.empty(6)
+    getattr(TF, name)(x, *args, out=expected)
+    out = lucid.empty(6)
+    assert getattr(F, name)(L(x), *args, out=out) is out
+    close(out, expected, 1e-6)
+    with pytest.raises(RuntimeError, match="don't support automatic differentiation"):
+        getattr(F, name)(lucid.randn(3, requires_grad=True), *args, out=lucid.empty(3))
+
+
+def test_threshold_out_conv_tbc_and_constant_pad_nd_match_torch():
+    x = torch.randn(7, 2, 3, dtype=torch.float64)
+    w, b = torch.randn(3, 3, 4, dtype=torch.float64), torch.randn(4, dtype=torch.float64)
+    close(lucid.conv_tbc(L(x), L(w), L(b), 1), torch.conv_tbc(x, w, b, 1), 1e-12)
+    close(F.conv_tbc(L(x), L(w), L(b)), TF.conv_tbc(x, w, b), 1e-12)
+    check_grads(lambda a, c: lucid.conv_tbc(a, c, L(b), 1), L(x).requires_grad_(), L(w).requires_grad_(), second=False)
+    with pytest.raises(RuntimeError, match="Input must have 3 dims: time, batch, in_channel"):
+        lucid.conv_tbc(L(x[0]), L(w), L(b))
+    close(lucid.constant_pad_nd(L(x), (1, -1, 2, 0), 3.0), torch.constant_pad_nd(x, (1, -1, 2, 0), 3.0), 0)
+    expected = torch.empty(7, 2, 3, dtype=torch.float64)
+    torch.threshold(x, 0.1, 2.0, out=expected)
+    out = lucid.empty(7, 2, 3, dtype=lucid.float64)
+    lucid.threshold(L(x), 0.1, 2.0, out=out)
+    close(out, expected, 0)

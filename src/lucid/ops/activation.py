@@ -13,6 +13,7 @@ __all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_rel
            "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
            "threshold_", "rrelu_", "softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
+import functools
 import math
 import warnings
 
@@ -22,7 +23,7 @@ from .. import _cpu_route
 from .._random import next_key
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import defop, methods
+from ._core import call_with_out, defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
@@ -55,6 +56,18 @@ _softplus = defop("softplus", _softplus_fwd,
                   vjp=lambda g, ans, x, beta, threshold: where(gt(x * beta, threshold), g, g * sigmoid(x * beta)))
 
 
+def _takes_out(fn):
+    """PyTorch's ``out=`` on the activations whose ATen kernels take it (gelu, softplus, logsigmoid, hardshrink,
+    softshrink, threshold): the result written into ``out`` (not differentiable, as there)."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return call_with_out(fn, args, dict(kwargs, out=out))
+    return call
+
+
+@_takes_out
 def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
     return _softplus(input, beta, threshold)
@@ -90,6 +103,7 @@ _gelu = defop("gelu", _gelu_fwd, vjp=_gelu_vjp)
 
 
 @_cpu_route.float64_args
+@_takes_out
 def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
@@ -143,6 +157,7 @@ def _logsigmoid_fwd(a):
 _logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, vjp=lambda g, ans, x: g * sigmoid(-x), node="LogSigmoidBackward0")
 
 
+@_takes_out
 def logsigmoid(input) -> Tensor:
     """``log(sigmoid(x))``, stable for large |x|."""
     return _logsigmoid(input)
@@ -249,6 +264,7 @@ _threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
                    vjp=lambda g, ans, x, th, value: where(gt(x, th), g, 0.0))
 
 
+@_takes_out
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where x > threshold, else ``value``."""
     return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
@@ -259,6 +275,7 @@ _hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) <= lambd, 
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@_takes_out
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
     """``x`` where |x| > lambd, else 0."""
     return _hardshrink(input, lambd)
@@ -269,6 +286,7 @@ _softshrink = defop("softshrink",  # a * 0 inside the band: NaN stays NaN (and -
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@_takes_out
 def softshrink(input, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
     if lambd < 0:

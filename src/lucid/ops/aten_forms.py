@@ -43,6 +43,28 @@ def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1
     return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def constant_pad_nd(input, pad, value=0) -> Tensor:
+    """ATen's constant padding: ``pad`` as F.pad's (last dim first, (left, right) pairs; negative amounts crop)."""
+    return _pool.pad(input, pad, "constant", value)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
+    """Time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,) ->
+    (T + 2 * pad - K + 1, B, C_out); conv1d in another layout."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
 def dropout(input, p: float, train: bool) -> Tensor:
     """ATen's dropout: ``nn.functional.dropout(input, p, training=train)``."""
     return _nn.dropout(input, p, train)
@@ -219,4 +241,5 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "channel_shuffle",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
-           "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices"]
+           "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices",
+           "constant_pad_nd", "conv_tbc"]
