@@ -23,6 +23,7 @@ class _Rule:
 
     def __init__(self, opt, state: dict | None, hyper):
         self.opt, self.state, self.hyper = opt, state, hyper
+        self.staged = type(opt._staged)  # (made during step(): optimizer.py's _Staged, which imports this module)
         items = (state or {}).items()
         self.keys = [k for k, v in items if isinstance(v, Tensor) and k not in opt._scalar_state]
         self.counts = {k: opt._scalar(v) for k, v in items if isinstance(v, Tensor) and k in opt._scalar_state}
@@ -30,7 +31,6 @@ class _Rule:
         self.new_counts: dict = {}
 
     def __call__(self, x, g, *arrays):
-        from .optimizer import _Staged  # (optimizer imports this module)
         opt, stand_in = self.opt, _wrap(x)
         shadow = None
         if self.state is not None:
@@ -43,7 +43,8 @@ class _Rule:
                     opt._scalars[shadow[k]] = (shadow[k]._st.data, self.counts[k])
                 else:
                     shadow[k] = v
-        outer, opt._staged = opt._staged, _Staged()
+        outer = opt._staged
+        opt._staged = self.staged()  # a throwaway one: the rule's writes are read back, never committed
         try:
             opt._update(stand_in, g, shadow, self.hyper)
             written = opt._staged
