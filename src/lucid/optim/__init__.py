@@ -15,7 +15,8 @@ from .lion import Lion
 from .muon import Muon
 from .optimizer import Optimizer, required
 from .rprop import Rprop
+from ._stateless import swap_in_optimizer_params_and_state
 from .sgd import SGD
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Rprop", "ASGD", "Lion", "LBFGS", "Adafactor", "Muon", "lr_scheduler", "swa_utils", "required"]
+           "Rprop", "ASGD", "Lion", "LBFGS", "Adafactor", "Muon", "swap_in_optimizer_params_and_state", "lr_scheduler", "swa_utils", "required"]
