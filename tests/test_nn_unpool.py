@@ -307,3 +307,46 @@ def test_threshold_out_conv_tbc_and_constant_pad_nd_match_torch():
     out = lucid.empty(7, 2, 3, dtype=lucid.float64)
     lucid.threshold(L(x), 0.1, 2.0, out=out)
     close(out, expected, 0)
+
+
+# ---------------------------------------------------------------------------------------------------- empty inputs
+def test_empty_batches_and_empty_outputs_as_torch():
+    for n in (1, 2, 3):
+        pool = getattr(nn, f"MaxPool{n}d")(2, stride=2, return_indices=True)
+        x = lucid.randn(0, 10, *[10] * n, requires_grad=True)
+        values, idx = pool(x)
+        out = getattr(nn, f"MaxUnpool{n}d")(2, stride=2)(values, idx)
+        out.sum().backward()
+        assert out.shape == x.shape and x.grad.shape == x.shape
+    x = lucid.ones(0, 16, 50, 32, requires_grad=True)
+    nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5))(x).sum().backward()
+    assert x.grad.shape == x.shape
+    assert nn.FractionalMaxPool2d([2, 2], output_size=[0, 1])(lucid.rand(16, 50, 32, 32)).shape == (16, 50, 0, 1)
+    assert nn.FractionalMaxPool3d([3, 2, 2], output_size=[0, 1, 1])(lucid.rand(16, 50, 32, 32)).shape == (16, 0, 1, 1)
+    for module, shape in [(nn.FractionalMaxPool2d(3, output_ratio=(0.5, 0.5)), (1, 0, 50, 32)),
+                          (nn.FractionalMaxPool3d(3, output_ratio=(0.5, 0.5, 0.5)), (1, 0, 50, 32, 32))]:
+        with pytest.raises(RuntimeError) as expected:
+            getattr(torch.nn, type(module).__name__)(3, output_ratio=module.output_ratio)(torch.randn(*shape))
+        with pytest.raises(RuntimeError) as got:
+            module(lucid.randn(*shape))
+        assert str(got.value) == str(expected.value)
+    samples = lucid.rand(0, 16, 2)
+    m = nn.FractionalMaxPool2d([2, 2], output_size=[1, 1], _random_samples=samples)
+    assert m(lucid.randn(0, 16, 32, 32)).shape == (0, 16, 1, 1)
+    with pytest.raises(RuntimeError, match="Expect _random_samples"):
+        m(lucid.randn(1, 16, 32, 32))
+
+
+@pytest.mark.parametrize("name, kernel, shape, index, fails", [
+    ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), -1, True), ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), 80, True),
+    ("MaxUnpool2d", (2, 2), (1, 3, 4, 5), 79, False), ("MaxUnpool2d", (2, 3), (2, 1, 4, 2), 48, True),
+    ("MaxUnpool3d", (2, 2, 2), (1, 3, 4, 5), 480, True), ("MaxUnpool3d", (2, 2, 2), (2, 3, 4, 1), 95, False)])
+def test_unpool_index_bounds_per_plane(name, kernel, shape, index, fails):
+    unpool = getattr(nn, name)(kernel)
+    indices = lucid.zeros(*shape, dtype=lucid.int64)
+    indices.flatten()[0] = index  # (written after creation: the check waits for the values, then raises)
+    if fails:
+        with pytest.raises(RuntimeError, match=f"Found an invalid max index: {index}"):
+            unpool(lucid.rand(*shape), indices).sum().item()
+    else:
+        unpool(lucid.rand(*shape), indices).sum().item()

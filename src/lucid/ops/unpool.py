@@ -76,7 +76,8 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 def _write(v, flat, size):
     # assignment, not a sum: overlapping max pools repeat an index with the same value (PyTorch assigns too)
     out = mx.zeros((size,), v.dtype)
-    out[flat] = v
+    if v.size:  # (MLX's scatter refuses an empty update)
+        out[flat] = v
     return out
 
 
@@ -134,7 +135,7 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size) ->
     def invalid(v):
         return RuntimeError(f"Found an invalid max index: {v} (output volumes are of size {'x'.join(map(str, words))}")
 
-    idx = checked_index(data(indices), plane, invalid, f"max_unpool{n}d").reshape(nb * c, -1)
+    idx = checked_index(data(indices), plane, invalid, f"max_unpool{n}d").reshape(nb * c, math.prod(x.shape[2:]))
     flat = idx + (mx.arange(nb * c, dtype=idx.dtype) * plane).reshape(-1, 1)
     y = _unpool(x.reshape(-1), flat.reshape(-1), nb * c * plane).reshape(nb, c, *out)
     return y.reshape(y.shape[1:]) if unbatched else y
@@ -223,15 +224,23 @@ def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices
         raise RuntimeError(f"Expect _random_samples.size({samples.ndim - 1}) equals to {n}; got {samples.shape[-1]}.")
     if samples.dtype != input.dtype:
         raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    name = "fractional_max_pool3d_out()" if n == 3 else f"{fn}()"
+    shape = list(input.shape)
+    for d in range(0 if unbatched else 1, len(shape)):
+        if shape[d] == 0:
+            raise RuntimeError(f"{name}: Expected input to have non-zero size for non-batch dimensions, but got"
+                               f"{shape} with dimension {d} being empty.")
     for d in range(n):
         if out[d] + k[d] - 1 >= spatial[d]:
-            name = "fractional_max_pool3d_out()" if n == 3 else f"{fn}()"
             word = _DIM_WORDS[3 - n + d]
             raise RuntimeError(f"{name}: pool {word} {k[d]} too large relative to input {word} {spatial[d]}")
     planes, plane = nb * c, math.prod(spatial)
-    if planes == 0 or min(out) == 0:
-        empty = x.reshape(nb, c, *[1] * n)[..., *(slice(0, 0) if o == 0 else slice(None) for o in out)]
-        values = x.sum(tuple(range(2, 2 + n)), keepdim=True).expand(nb, c, *out) if min(out) else empty
+    if planes == 0 or min(out) == 0:  # an empty output, still on the graph (its gradient is zeros)
+        values = x.sum(tuple(range(2, 2 + n)), keepdim=True)
+        for d in range(n):
+            if out[d] == 0:
+                values = values.narrow(2 + d, 0, 0)
+        values = values.expand(nb, c, *out)
         idx = mx.zeros((nb, c, *out), mx.int64)
     else:
         # PyTorch's samples are (u_w, u_h) in 2-d and (u_t, u_h, u_w) in 3-d
