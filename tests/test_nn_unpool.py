@@ -350,3 +350,11 @@ def test_unpool_index_bounds_per_plane(name, kernel, shape, index, fails):
             unpool(lucid.rand(*shape), indices).sum().item()
     else:
         unpool(lucid.rand(*shape), indices).sum().item()
+
+
+def test_margin_losses_of_an_empty_batch_are_zero_with_zero_gradients():
+    for loss, target in [(nn.MultiMarginLoss(), lucid.ones(0).long()), (nn.MultiLabelMarginLoss(), lucid.ones(0, 10).long())]:
+        x = lucid.randn(0, 10, requires_grad=True)
+        out = loss(x, target)
+        out.backward()
+        assert out.item() == 0 and x.grad.shape == (0, 10)

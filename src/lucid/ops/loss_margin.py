@@ -40,6 +40,15 @@ def _as_matrix(input) -> Tensor:
     return input.reshape(1, -1) if input.ndim < 2 else input
 
 
+def _reduce_rows(loss: Tensor, reduction: str, batched: bool) -> Tensor:
+    """The per-sample losses reduced; an empty batch's mean is 0 (PyTorch's kernels), not NaN."""
+    if not batched:
+        loss = loss.reshape(())
+    if reduction == "mean" and loss.numel() == 0:
+        return loss.sum()
+    return _reduce(loss, reduction)
+
+
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss of scores ``input`` (N, C) or (C,) against class indices ``target`` (N,)."""
@@ -66,8 +75,7 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         hinge = hinge * gather(weight, 0, y.reshape(-1)).reshape(n, 1)
     # the target's own term is max(0, margin) ** p: masked out, not subtracted (exact, and no gradient through it)
     others = _wrap(mx.arange(c)[None, :] != data(y))
-    loss = (hinge * others).sum(1) / c
-    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+    return _reduce_rows((hinge * others).sum(1) / c, reduction, input.ndim == 2)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
@@ -88,8 +96,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     scores = gather(x, 1, _wrap(safe))  # (N, C): x at the j-th target
     hinge = (1 - scores.reshape(n, c, 1) + x.reshape(n, 1, c)).clamp_min(0)
     keep = _wrap((valid[:, :, None] & ~is_target[:, None, :]).astype(x.dtype))
-    loss = (hinge * keep).sum((1, 2)) / c
-    return _reduce(loss if input.ndim == 2 else loss.reshape(()), reduction)
+    return _reduce_rows((hinge * keep).sum((1, 2)) / c, reduction, input.ndim == 2)
 
 
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,

@@ -97,7 +97,7 @@ class _FractionalMaxPoolNd(Module):
             raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
         if output_size is not None and output_ratio is not None:
             raise ValueError("only one of output_size and output_ratio may be specified")
-        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio[:self._n]):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input: Tensor):
