@@ -102,3 +102,31 @@ def test_lazy_modules_copy_and_pickle_uninitialized():
                    for p in list(m.parameters()) + list(m.buffers()))
     m = pickle.loads(pickle.dumps(nn.LazyConv2d(2, 1)))
     assert m(lucid.randn(1, 3, 4, 4)).shape == (1, 2, 4, 4)
+
+
+def test_optimizers_hold_uninitialized_parameters_until_materialized():
+    from lucid.nn.modules.lazy import LazyModuleMixin
+
+    class LazyModule(LazyModuleMixin, nn.Module):
+        pass
+
+    for cls in (lucid.optim.Adam, lucid.optim.SGD, lucid.optim.RMSprop, lucid.optim.Adagrad):
+        m = LazyModule()
+        m.register_parameter("test_param", nn.UninitializedParameter())
+        if cls is lucid.optim.Adagrad:  # its state is made at once, from the parameter's shape
+            with pytest.raises(ValueError, match="uninitialized parameter"):
+                cls(m.parameters())
+            continue
+        opt = cls(m.parameters(), lr=0.1)
+        m.test_param.materialize(10)
+        assert type(opt.param_groups[0]["params"][0]) is nn.Parameter
+        m.test_param.grad = lucid.ones(10)
+        opt.step()
+    m = LazyModule()
+    m.register_parameter("test_param", nn.UninitializedParameter())
+    m.half()
+    m.test_param.materialize(10)
+    assert m.test_param.dtype == lucid.float16
+    for norm in (nn.utils.weight_norm, nn.utils.spectral_norm):
+        with pytest.raises(ValueError, match="can't have uninitialized parameters"):
+            norm(nn.LazyLinear(7))
