@@ -89,11 +89,11 @@ def coverage(ns):
 
 # The in-scope coverage each namespace had when last measured (percent); a namespace may only go up.
 FLOOR = {
-    '': 86.6,
+    '': 86.7,
     'nn': 100.0,
     'nn.functional': 100.0,
     'nn.init': 100.0,
-    'optim': 89.4,
+    'optim': 94.7,
     'optim.lr_scheduler': 100.0,
     'linalg': 57.5,
     'fft': 84.2,
@@ -106,7 +106,7 @@ FLOOR = {
     'amp': 100.0,
     'testing': 50.0,
     'Tensor': 88.7,
-    'overall': 90.2,
+    'overall': 90.3,
 }
 
 # Missing, to do: in-scope names lucid does not have yet.
@@ -125,7 +125,7 @@ TODO = {
         unravel_index vmap
     """.split(),
     'optim': """
-        SparseAdam swap_in_optimizer_params_and_state
+        SparseAdam
     """.split(),
     'linalg': """
         cond cross diagonal eigvals householder_product ldl_factor ldl_factor_ex ldl_solve lu lu_factor
