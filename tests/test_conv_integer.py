@@ -44,3 +44,11 @@ def test_an_int64_conv_module():
     x = lucid.randint(-5, 5, (1, 2, 4, 4))
     expected = F.conv2d(x, m.weight.detach().long(), m.bias.detach().long(), padding=1)
     np.testing.assert_array_equal(expected.numpy(), m(x.float()).detach().numpy().astype(np.int64))
+
+
+def test_empty_batches_and_large_int64_convolutions():
+    assert F.conv2d(lucid.randint(0, 5, (0, 3, 5, 5)), lucid.randint(0, 5, (4, 3, 3, 3))).shape == (0, 4, 3, 3)
+    x, w = lucid.randint(-100, 100, (2, 16, 12, 12)), lucid.randint(-100, 100, (32, 16, 3, 3))
+    # more products than one block holds: the rows go in blocks, and the result stays exact
+    np.testing.assert_array_equal(F.conv2d(x, w, padding=1).numpy(),
+                                  F.conv2d(x.double(), w.double(), padding=1).numpy().astype(np.int64))

@@ -29,6 +29,7 @@ import itertools
 import math
 
 import mlx.core as mx
+import numpy as np
 
 from .._dtype import promote
 from .._tensor import Tensor
@@ -148,12 +149,22 @@ def _patches(x, stride, lo, hi, dilation, input_dilation, ksize) -> tuple[mx.arr
     return cols.reshape(x.shape[0], *out, math.prod(ksize), x.shape[-1]), out
 
 
+_INT_PRODUCT_CHUNK = 1 << 22  # elements of one block of broadcast products (32 MiB of int64)
+
+
 def _matmul(a: mx.array, b: mx.array) -> mx.array:
     """``a @ b``; MLX multiplies only floating point, so integer operands (PyTorch convolves int64 on the CPU) are
-    multiplied exactly as a sum of broadcast products, wrapping on overflow as PyTorch's integer arithmetic does."""
+    multiplied exactly as sums of broadcast products, wrapping on overflow as PyTorch's integer arithmetic does. The
+    rows go in blocks, each reduced at once, so the products never all exist together."""
     if mx.issubdtype(a.dtype, mx.inexact):
         return mx.matmul(a, b)
-    return mx.sum(mx.expand_dims(a, -1) * mx.expand_dims(b, -3), axis=-2)
+    rows, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if rows == 0:
+        return mx.zeros((*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), 0, n), a.dtype)
+    step = max(1, _INT_PRODUCT_CHUNK // max(1, k * n * math.prod(a.shape[:-2])))
+    blocks = [mx.sum(mx.expand_dims(a[..., i:i + step, :], -1) * mx.expand_dims(b, -3), axis=-2)
+              for i in range(0, rows, step)]
+    return blocks[0] if len(blocks) == 1 else mx.concatenate(blocks, axis=-2)
 
 
 def _grouped(cols: mx.array, groups: int) -> mx.array:
