@@ -46,7 +46,9 @@ def test_an_int64_conv_module():
     np.testing.assert_array_equal(expected.numpy(), m(x.float()).detach().numpy().astype(np.int64))
 
 
-def test_empty_batches_and_large_int64_convolutions():
+def test_empty_batches_and_large_int64_convolutions(monkeypatch):
+    import lucid.ops.conv
+    monkeypatch.setattr(lucid.ops.conv, "_INT_PRODUCT_CHUNK", 10_000)  # blocks of 2 rows here
     assert F.conv2d(lucid.randint(0, 5, (0, 3, 5, 5)), lucid.randint(0, 5, (4, 3, 3, 3))).shape == (0, 4, 3, 3)
     x, w = lucid.randint(-100, 100, (2, 16, 12, 12)), lucid.randint(-100, 100, (32, 16, 3, 3))
     # more products than one block holds: the rows go in blocks, and the result stays exact
