@@ -40,7 +40,17 @@ def _rms(a: mx.array) -> mx.array:
 class Adafactor(Optimizer):
     """Adafactor with PyTorch's options and defaults: ``lr=1e-2``, ``beta2_decay=-0.8``, ``eps=(None, 1e-3)``,
     ``d=1.0``, ``weight_decay=0.0``, ``maximize``. State: ``step`` (0-d float32) and ``row_var``/``col_var`` (for
-    gradients of 2 or more dims) or ``variance``."""
+    gradients of 2 or more dims) or ``variance``.
+
+    :param params: the tensors to optimize, or param groups (dicts).
+    :param lr: the learning rate (an upper bound on the relative step size).
+    :param beta2_decay: the decay exponent of the second-moment average, beta2_t = t ** beta2_decay.
+    :param eps: (eps1, eps2): eps1 guards the second moment (None: the dtype's epsilon), eps2 the parameter's RMS.
+    :param d: the clipping threshold of the update's RMS.
+    :param weight_decay: decoupled weight decay.
+    :param foreach: accepted, as PyTorch's (one fused update either way).
+    :param maximize: maximize the objective instead.
+    """
 
     _scalar_state = Optimizer._scalar_state | {"row_var", "col_var"}  # (shapes other than the parameter's)
 

@@ -60,7 +60,19 @@ class Muon(Optimizer):
     """Muon with PyTorch's options and defaults: ``lr=1e-3``, ``weight_decay=0.1``, ``momentum=0.95``,
     ``nesterov=True``, ``ns_coefficients=(3.4445, -4.7750, 2.0315)``, ``eps=1e-7``, ``ns_steps=5``,
     ``adjust_lr_fn=None``. Only 2-D parameters (optimize biases and embeddings with AdamW). State:
-    ``momentum_buffer``."""
+    ``momentum_buffer``.
+
+    :param params: the 2-D tensors to optimize, or param groups (dicts).
+    :param lr: the learning rate.
+    :param weight_decay: decoupled weight decay.
+    :param momentum: the momentum buffer's averaging factor.
+    :param nesterov: use the Nesterov look-ahead.
+    :param ns_coefficients: (a, b, c) of the quintic Newton-Schulz iteration.
+    :param eps: guards the normalization before the iteration.
+    :param ns_steps: the number of Newton-Schulz iterations (< 100).
+    :param adjust_lr_fn: None or "original" (sqrt(max(1, rows / cols))), or "match_rms_adamw" (0.2 sqrt(max(rows,
+        cols))).
+    """
 
     def __init__(self, params, lr: float = 1e-3, weight_decay: float = 0.1, momentum: float = 0.95,
                  nesterov: bool = True, ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps: float = EPS,

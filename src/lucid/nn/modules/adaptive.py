@@ -28,7 +28,16 @@ _ASMoutput = namedtuple("_ASMoutput", ["output", "loss"])
 class AdaptiveLogSoftmaxWithLoss(Module):
     """Adaptive softmax over ``n_classes`` split at ``cutoffs``; ``forward(input, target)`` returns
     ``(output, loss)``: the target classes' log-probabilities and their negative mean. ``log_prob(input)`` gives the
-    full (N, n_classes) log-distribution and ``predict(input)`` its argmax."""
+    full (N, n_classes) log-distribution and ``predict(input)`` its argmax.
+
+    :param in_features: the size of each input's last dimension.
+    :param n_classes: the number of classes.
+    :param cutoffs: increasing class indices in [1, n_classes - 1] where the clusters start.
+    :param div_value: the factor by which each cluster's projection is narrower than the previous one's.
+    :param head_bias: give the head a bias.
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    """
 
     def __init__(self, in_features: int, n_classes: int, cutoffs, div_value: float = 4.0, head_bias: bool = False,
                  device=None, dtype=None):

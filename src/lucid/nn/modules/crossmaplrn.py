@@ -27,7 +27,13 @@ def _window(channels: int, size: int) -> mx.array:
 
 
 class CrossMapLRN2d(Module):
-    """Legacy cross-channel LRN over (N, C, H, W)."""
+    """Legacy cross-channel LRN over (N, C, H, W).
+
+    :param size: the number of neighbouring channels summed.
+    :param alpha: the scale of the sum.
+    :param beta: the exponent.
+    :param k: the additive constant.
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1):
         super().__init__()

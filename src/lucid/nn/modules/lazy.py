@@ -91,7 +91,13 @@ class LazyModuleMixin:
 
 # ---------------------------------------------------------------------------------------------------- Linear
 class LazyLinear(LazyModuleMixin, Linear):
-    """A Linear whose ``in_features`` is the last dim of its first input; it then becomes a Linear."""
+    """A Linear whose ``in_features`` is the last dim of its first input; it then becomes a Linear.
+
+    :param out_features: the size of each output's last dimension.
+    :param bias: learn an additive bias.
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    """
 
     cls_to_become = Linear
 
@@ -180,9 +186,36 @@ def _lazy_conv_transpose(base):
     return LazyConvTranspose
 
 
+_CONV_PARAMS = """
+
+    :param out_channels: the number of output channels (``in_channels`` comes from the first input).
+    :param kernel_size: the kernel size (an int or one per dim).
+    :param stride: the stride.
+    :param padding: the padding (for a convolution also 'same' or 'valid').
+    :param dilation: the spacing between kernel elements.
+    :param groups: the number of blocked connections from input to output channels.
+    :param bias: learn an additive bias.
+    :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    """
+_TRANSPOSE_PARAMS = _CONV_PARAMS.replace(
+    "    :param dilation:", "    :param output_padding: extra size added to one side of the output.\n    :param dilation:")
+_NORM_PARAMS = """
+
+    :param eps: added to the variance.
+    :param momentum: the running statistics' update factor (None: a cumulative average).
+    :param affine: learn a per-channel weight (and bias).
+    :param track_running_stats: keep running statistics.
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    :param bias: with ``affine``, learn the bias too.
+    """
+
+
 def _named(cls, name: str, doc: str):
     cls.__name__ = cls.__qualname__ = name
-    cls.__doc__ = doc
+    cls.__doc__ = doc + (_TRANSPOSE_PARAMS if "Transpose" in name else _CONV_PARAMS)
     return cls
 
 
@@ -233,7 +266,7 @@ class _LazyNormBase(LazyModuleMixin):
 
 def _lazy_norm(base, name: str):
     cls = type(name, (_LazyNormBase, base), {"cls_to_become": base, "__module__": __name__})
-    cls.__doc__ = f"A {base.__name__} whose num_features is read from its first input (dim 1)."
+    cls.__doc__ = f"A {base.__name__} whose num_features is read from its first input (dim 1)." + _NORM_PARAMS
     return cls
 
 

@@ -12,7 +12,15 @@ from .loss import _Loss, _WeightedLoss
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """The multi-class hinge loss ``sum_{i != y} w[y] * max(0, margin - x[y] + x[i]) ** p / C`` (p 1 or 2)."""
+    """The multi-class hinge loss ``sum_{i != y} w[y] * max(0, margin - x[y] + x[i]) ** p / C`` (p 1 or 2).
+
+    :param p: the hinge's power, 1 or 2.
+    :param margin: the margin the target's score must lead by.
+    :param weight: per-class weights (C,), or None.
+    :param size_average: deprecated (see ``reduction``).
+    :param reduce: deprecated (see ``reduction``).
+    :param reduction: 'mean', 'sum' or 'none'.
+    """
 
     def __init__(self, p: int = 1, margin: float = 1.0, weight: Tensor | None = None, size_average=None,
                  reduce=None, reduction: str = "mean"):
@@ -30,7 +38,12 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    """The multi-label hinge loss: targets are class indices up to the first -1."""
+    """The multi-label hinge loss: targets are class indices up to the first -1.
+
+    :param size_average: deprecated (see ``reduction``).
+    :param reduce: deprecated (see ``reduction``).
+    :param reduction: 'mean', 'sum' or 'none'.
+    """
 
     def forward(self, input: Tensor, target: Tensor) -> Tensor:
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
@@ -38,7 +51,13 @@ class MultiLabelMarginLoss(_Loss):
 
 class TripletMarginWithDistanceLoss(_Loss):
     """``max(0, d(anchor, positive) - d(anchor, negative) + margin)`` with ``distance_function`` d
-    (a PairwiseDistance() by default)."""
+    (a PairwiseDistance() by default).
+
+    :param distance_function: d(x, y) -> a distance per row; None is PairwiseDistance().
+    :param margin: the margin, > 0.
+    :param swap: use min(d(anchor, negative), d(positive, negative)) as the negative distance.
+    :param reduction: 'mean', 'sum' or 'none'.
+    """
 
     def __init__(self, *, distance_function=None, margin: float = 1.0, swap: bool = False, reduction: str = "mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
@@ -57,7 +76,20 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 class LinearCrossEntropyLoss(_WeightedLoss):
     """A Linear layer (``linear``, in_features -> num_classes * prod(out_features), no bias by default) followed by
-    cross entropy, as ``F.linear_cross_entropy``; ``weight`` is per class."""
+    cross entropy, as ``F.linear_cross_entropy``; ``weight`` is per class.
+
+    :param in_features: the size of each input's last dimension.
+    :param num_classes: the number of classes C.
+    :param out_features: extra output dims (K-dimensional loss), () by default.
+    :param bias: give the linear layer a bias.
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    :param reduction: 'mean', 'sum' or 'none'.
+    :param weight: per-class weights (C,), or None.
+    :param ignore_index: a class index whose targets are ignored (None: -100).
+    :param label_smoothing: the mixture with the uniform distribution, in [0, 1].
+    :param options: PyTorch's chunking options (memory only; lucid computes the same values).
+    """
 
     def __init__(self, in_features: int, num_classes: int, *, out_features: tuple = (), bias: bool = False,
                  device=None, dtype=None, reduction: str = "mean", weight: Tensor | None = None,

@@ -38,7 +38,17 @@ _all_sum = defop("sync_batch_norm_all_sum", lambda a, reduce: reduce(a), save=No
 
 class SyncBatchNorm(_BatchNorm):
     """BatchNorm over (N, C, *) whose training statistics span the batches of all ranks of ``process_group``
-    (the world when None). Same arguments, parameters, buffers and state_dict as BatchNorm."""
+    (the world when None). Same arguments, parameters, buffers and state_dict as BatchNorm.
+
+    :param num_features: the number of channels C.
+    :param eps: added to the variance.
+    :param momentum: the running statistics' update factor (None: a cumulative average).
+    :param affine: learn a per-channel weight and bias.
+    :param track_running_stats: keep running statistics (used in eval mode).
+    :param process_group: the ranks to synchronize over (None: the world).
+    :param device: where the parameters are made.
+    :param dtype: the parameters' dtype.
+    """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,
                  track_running_stats: bool = True, process_group=None, device=None, dtype=None):

@@ -117,5 +117,32 @@ class FractionalMaxPool3d(_FractionalMaxPoolNd):
     _n, _fn = 3, staticmethod(F.fractional_max_pool3d)
 
 
+_UNPOOL_PARAMS = """
+
+    :param kernel_size: the max pool's window size (an int or one per dim).
+    :param stride: the max pool's stride (default: ``kernel_size``).
+    :param padding: the max pool's padding.
+    """
+_LP_PARAMS = """
+
+    :param norm_type: the power p (``inf`` gives max pooling of |x|).
+    :param kernel_size: the window size (an int or one per dim).
+    :param stride: the stride (default: ``kernel_size``).
+    :param ceil_mode: round the output size up instead of down.
+    """
+_FRACTIONAL_PARAMS = """
+
+    :param kernel_size: the window size (an int or one per dim).
+    :param output_size: the output's spatial size (an int or one per dim), or None to use ``output_ratio``.
+    :param output_ratio: the output size as a fraction of the input's, each in (0, 1).
+    :param return_indices: also return each maximum's flat index in its input plane (for MaxUnpool).
+    :param _random_samples: fixed samples in [0, 1), (N, C, dims), that place the windows; None draws new ones from
+        lucid's generator at each call.
+    """
+for _cls, _params in ((MaxUnpool1d, _UNPOOL_PARAMS), (MaxUnpool2d, _UNPOOL_PARAMS), (MaxUnpool3d, _UNPOOL_PARAMS),
+                      (LPPool1d, _LP_PARAMS), (LPPool2d, _LP_PARAMS), (LPPool3d, _LP_PARAMS),
+                      (FractionalMaxPool2d, _FRACTIONAL_PARAMS), (FractionalMaxPool3d, _FRACTIONAL_PARAMS)):
+    _cls.__doc__ = _cls.__doc__.rstrip() + _params
+
 __all__ = ["MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "LPPool1d", "LPPool2d", "LPPool3d", "FractionalMaxPool2d",
            "FractionalMaxPool3d"]
