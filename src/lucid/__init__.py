@@ -63,6 +63,8 @@ from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .amp.settings import *  # noqa: E402,F401,F403  (set_autocast_enabled, set_autocast_dtype, ...)
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
+# nn.SyncBatchNorm sums its statistics over the ranks with lucid.distributed's collective (nn is the lower layer)
+nn.modules.syncbatchnorm.register_collective(distributed.sync_batch_norm_collective)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from .utils.data._generator import default_generator  # noqa: E402

@@ -11,3 +11,7 @@ from ..ops.pool import *  # noqa: F401,F403
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401
 from ..ops.attention import multi_head_attention_forward  # noqa: F401,E402
 from ..ops.composites import pdist  # noqa: F401,E402
+from ..ops.unpool import *  # noqa: F401,F403,E402
+from ..ops.loss_margin import *  # noqa: F401,F403,E402
+from .._tensor import Tensor  # noqa: F401,E402  (PyTorch exports torch.Tensor as nn.functional.Tensor)
+from ..ops.aten_forms import conv_tbc  # noqa: F401,E402

@@ -11,8 +11,9 @@ from __future__ import annotations
 __all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6",
            "hardsigmoid", "hardswish", "logsigmoid", "softsign", "glu", "threshold", "hardshrink", "softshrink",
            "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
-           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin"]
+           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
+import functools
 import math
 import warnings
 
@@ -20,9 +21,9 @@ import mlx.core as mx
 
 from .. import _cpu_route
 from .._random import next_key
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import declare, defop
+from ._core import call_with_out, declare, defop, methods
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
@@ -55,6 +56,18 @@ _softplus = defop("softplus", _softplus_fwd,
                   vjp=lambda g, ans, x, beta, threshold: where(gt(x * beta, threshold), g, g * sigmoid(x * beta)))
 
 
+def _takes_out(fn):
+    """PyTorch's ``out=`` on the activations whose ATen kernels take it (gelu, softplus, logsigmoid, hardshrink,
+    softshrink, threshold): the result written into ``out`` (not differentiable, as there)."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return call_with_out(fn, args, dict(kwargs, out=out))
+    return call
+
+
+@_takes_out
 def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
     return _softplus(input, beta, threshold)
@@ -90,6 +103,7 @@ _gelu = defop("gelu", _gelu_fwd, vjp=_gelu_vjp)
 
 
 @_cpu_route.float64_args
+@_takes_out
 def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
@@ -143,6 +157,7 @@ def _logsigmoid_fwd(a):
 _logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, vjp=lambda g, ans, x: g * sigmoid(-x), node="LogSigmoidBackward0")
 
 
+@_takes_out
 def logsigmoid(input) -> Tensor:
     """``log(sigmoid(x))``, stable for large |x|."""
     return _logsigmoid(input)
@@ -249,6 +264,7 @@ _threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
                    vjp=lambda g, ans, x, th, value: where(gt(x, th), g, 0.0))
 
 
+@_takes_out
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``x`` where x > threshold, else ``value``."""
     return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
@@ -260,6 +276,7 @@ _hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) <= lambd, 
 
 
 @declare(method=True)
+@_takes_out
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
     """``x`` where |x| > lambd, else 0."""
     return _hardshrink(input, lambd)
@@ -270,6 +287,7 @@ _softshrink = defop("softshrink",  # a * 0 inside the band: NaN stays NaN (and -
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@_takes_out
 def softshrink(input, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
     if lambd < 0:
@@ -407,3 +425,21 @@ def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
     """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one)."""
     return _reduce.softmax(-input, _softmax_dim("softmin", input.ndim, dim, _stacklevel), dtype)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution: ``softmax((logits + g) / tau)`` with g standard Gumbel
+    noise from lucid's generator. ``hard`` returns the one-hot of its argmax in the forward pass with the soft
+    sample's gradient (straight-through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # g = -log(E), E ~ Exp(1) = -log1p(-U): float32 draws (MLX samples no float64), cast as rand() does
+    u = mx.random.uniform(shape=tuple(logits.shape), key=next_key()).astype(logits.dtype)
+    gumbels = _wrap(-mx.log(-mx.log1p(-u)))
+    y_soft = _reduce.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _wrap(mx.zeros(tuple(y_soft.shape), y_soft.dtype)).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+

@@ -16,6 +16,7 @@ from . import elementwise as _ew
 from . import loss as _loss
 from . import nn_basic as _nn
 from . import norm as _norm
+from . import pool as _pool
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
 from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
@@ -29,6 +30,38 @@ def _reduction(reduction) -> str:
     if reduction not in _REDUCTIONS:
         raise RuntimeError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
+
+
+def adaptive_max_pool1d(input, output_size) -> tuple:
+    """ATen's adaptive_max_pool1d: (values, indices), always both."""
+    return _pool.adaptive_max_pool1d(input, output_size, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> tuple:
+    """ATen's max_pool1d_with_indices: (values, indices); an empty ``stride`` means ``kernel_size``."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def constant_pad_nd(input, pad, value=0) -> Tensor:
+    """ATen's constant padding: ``pad`` as F.pad's (last dim first, (left, right) pairs; negative amounts crop)."""
+    return _pool.pad(input, pad, "constant", value)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
+    """Time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,) ->
+    (T + 2 * pad - K + 1, B, C_out); conv1d in another layout."""
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
 
 
 def dropout(input, p: float, train: bool) -> Tensor:
@@ -183,4 +216,5 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "channel_shuffle",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
-           "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]
+           "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices",
+           "constant_pad_nd", "conv_tbc"]

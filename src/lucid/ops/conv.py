@@ -13,7 +13,8 @@ derivative order comes for free. conv_transpose is the x-gradient convolution us
 
 MLX convolves channels-last; the layout change happens inside the primitives. MLX's CPU convolution is fast only
 without dilation: its float64 is only float32-accurate, kernel and input dilation take a slow generic path, and
-groups work only in 1-D and 2-D. So float64, dilated kernels and 3-D groups go through an exact im2col + matmul.
+groups work only in 1-D and 2-D, and it refuses integers. So float64, dilated kernels, 3-D groups and integer
+dtypes (PyTorch convolves int64 on the CPU) go through an exact im2col + matmul.
 An input dilated by a stride (the x-gradient of a strided convolution, conv_transpose) goes through col2im phase
 by phase, and its weight gradient through one im2col per output phase, so that no product meets an inserted zero:
 MLX's own formulation (a convolution over the dilated input, as ``mx.grad`` of a strided conv2d) multiplies
@@ -28,6 +29,7 @@ import itertools
 import math
 
 import mlx.core as mx
+import numpy as np
 
 from .._dtype import promote
 from .._tensor import Tensor
@@ -161,6 +163,24 @@ def _gathered_windows(x, out, ksize, stride, dilation) -> mx.array:
     return mx.transpose(x, [0] + [1 + 2 * d for d in range(n)] + [2 + 2 * d for d in range(n)] + [2 * n + 1])
 
 
+_INT_PRODUCT_CHUNK = 1 << 22  # elements of one block of broadcast products (32 MiB of int64)
+
+
+def _matmul(a: mx.array, b: mx.array) -> mx.array:
+    """``a @ b``; MLX multiplies only floating point, so integer operands (PyTorch convolves int64 on the CPU) are
+    multiplied exactly as sums of broadcast products, wrapping on overflow as PyTorch's integer arithmetic does. The
+    rows go in blocks, each reduced at once, so the products never all exist together."""
+    if mx.issubdtype(a.dtype, mx.inexact):
+        return mx.matmul(a, b)
+    rows, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if rows == 0:
+        return mx.zeros((*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), 0, n), a.dtype)
+    step = max(1, _INT_PRODUCT_CHUNK // max(1, k * n * math.prod(a.shape[:-2])))
+    blocks = [mx.sum(mx.expand_dims(a[..., i:i + step, :], -1) * mx.expand_dims(b, -3), axis=-2)
+              for i in range(0, rows, step)]
+    return blocks[0] if len(blocks) == 1 else mx.concatenate(blocks, axis=-2)
+
+
 def _grouped(cols: mx.array, groups: int) -> mx.array:
     """Patches (N, *out, K, C) as one (M, K*Cg) matrix per group: (G, M, K*Cg)."""
     k, c = cols.shape[-2:]
@@ -176,7 +196,7 @@ def _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
     cols, out = _patches(x, stride, lo, hi, dilation, input_dilation, w.shape[1:-1])
     o = w.shape[0]
     wm = mx.transpose(w.reshape(groups, o // groups, -1), (0, 2, 1))  # (G, K*Cg, Og)
-    y = mx.matmul(_grouped(cols, groups), wm)  # (G, M, Og)
+    y = _matmul(_grouped(cols, groups), wm)  # (G, M, Og)
     return mx.transpose(y, (1, 0, 2)).reshape(x.shape[0], *out, o)
 
 
@@ -203,9 +223,9 @@ def _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_):
     # z[m, tap, g*Og + o] = sum_c x[m, g*Cg + c] w[g*Og + o, tap, c]
     wm = mx.transpose(w.reshape(groups, o // groups, taps, cg), (0, 3, 2, 1)).reshape(groups, cg, -1)
     if groups == 1:
-        z = mx.matmul(x.reshape(-1, cg), wm[0])
+        z = _matmul(x.reshape(-1, cg), wm[0])
     else:
-        z = mx.matmul(mx.transpose(x.reshape(-1, groups, cg), (1, 0, 2)), wm)  # (G, M, K*Og)
+        z = _matmul(mx.transpose(x.reshape(-1, groups, cg), (1, 0, 2)), wm)  # (G, M, K*Og)
         z = mx.transpose(z.reshape(groups, -1, taps, o // groups), (1, 2, 0, 3))
     z = z.reshape(batch, *sizes, *ksize, o)
     out = [(m - 1) * di + a + b + 1 - (k - 1) * d
@@ -296,11 +316,12 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bia
             return mx.moveaxis(y if bias is None else y + bias, -1, 1)
     x, w = mx.moveaxis(x, 1, -1), mx.moveaxis(w, 1, -1)
     # MLX's CPU kernels: float64 only float32-accurate, kernel dilation and input dilation on a slow generic path,
-    # groups only in 1-D and 2-D. An input dilated by a stride (x-gradients, conv_transpose) goes through col2im,
-    # the rest of those through im2col; an explicitly dilated input is faster than MLX's own input dilation
+    # groups only in 1-D and 2-D, no integers. An input dilated by a stride (x-gradients, conv_transpose) goes
+    # through col2im, the rest of those through im2col; an explicitly dilated input is faster than MLX's own
     if max(input_dilation) > 1 and max(stride) == 1:
         y = _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_)
-    elif x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4) or vmapping():
+    elif (x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4) or vmapping()
+          or not mx.issubdtype(x.dtype, mx.inexact)):
         # (under lucid.func.vmap too: MLX's own weight gradient of conv_general reads an as_strided view)
         y = _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_)
     else:

@@ -24,6 +24,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
 import functools
 import itertools
 import math
+import os
 
 import mlx.core as mx
 import numpy as np
@@ -265,6 +266,29 @@ def _adaptive_size(fn, output_size, spatial) -> tuple:
     return out
 
 
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf: only the int64 limit applies
+        return 2 ** 63 - 1
+
+
+def refuse_huge(sizes: list, itemsize: int, storage: bool) -> None:
+    """Refuse an output that cannot exist, before anything of its size is built (the index tables of the adaptive
+    pools and interpolation are as long as the output): an element count beyond int64 with PyTorch's message
+    (``storage``: the allocator's "Storage size calculation overflowed", else "numel: integer multiplication
+    overflow"), and more bytes than this machine has with the message of PyTorch's CPU allocator."""
+    numel = math.prod(sizes)
+    if numel > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}" if storage else
+                           "numel: integer multiplication overflow")
+    if numel * itemsize > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}")
+    if numel * itemsize > _physical_memory():
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {numel * itemsize} "
+                           "bytes. Error code 12 (Cannot allocate memory)")
+
+
 def _require_nonempty(fn, input, first: int) -> None:
     """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
     reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
@@ -283,6 +307,7 @@ def _adaptive_max_pool(n, fn, input, output_size, return_indices):
         _require_nonempty(fn, input, input.ndim - n - 1)
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
+    refuse_huge(list(x.shape[:2]) + ([1] if n == 1 else []) + list(out), x.dtype.size, True)
     values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
     values = _unbatch(values, unbatched)
     return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
@@ -385,6 +410,7 @@ def _adaptive_avg_pool(n, fn, input, output_size):
     _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
     spatial = x.shape[2:]
     out = _adaptive_size(fn, output_size, spatial)
+    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
     if all(o == 1 for o in out):  # global average pooling
         return _unbatch(x.mean(tuple(range(2, 2 + n)), keepdim=True), unbatched)
     y = x
@@ -576,6 +602,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    refuse_huge(list(input.shape[:2]) + list(sizes), input.dtype.size, True)
     if mode == "area":
         return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
