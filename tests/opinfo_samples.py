@@ -18,7 +18,7 @@ import numpy as np
 import lucid
 import lucid.nn.functional as F
 from lucid.distributions import _sampling
-from lucid.ops import conv as _conv, fft as _fft, scan as _scan
+from lucid.ops import conv as _conv, fft as _fft, scan as _scan, unpool as _unpool
 
 
 class NoCounterpart(Exception):
@@ -118,6 +118,8 @@ def _second_order(T, fn, shape):
 # calls for node names that several declarations share, e.g. addmm and linear's AddmmBackward0).
 CALLS = {
     "AddmmBackward0": lambda T: lucid.addmm(T(3, 5), T(3, 4), T(4, 5)),
+    # (the op under max_unpool1d/2d/3d: values written at flat indices of a zero plane; the public forms reshape)
+    "MaxUnpoolBackward0": lambda T: _unpool._unpool(T(6), lucid.tensor([0, 3, 5, 7, 2, 4]), 8),
     "ScatterReduceBackward0": lambda T: lucid.scatter_reduce(T(3, 4), 0, lucid.tensor([[0, 1, 2, 0], [2, 2, 0, 1]]),
                                                              T(2, 4), "amax", include_self=False),
     "IndexReduceBackward0": lambda T: lucid.index_reduce(T(3, 4), 0, lucid.tensor([0, 2, 0]), T(3, 4), "prod"),
@@ -272,6 +274,9 @@ EXTRA = [
 NOT_RUN = {
     "NotImplemented": "scatter_add with a reduce= that has no derivative: its backward raises by design",
     "NextafterBackward0": "nextafter has no derivative (as in PyTorch): its backward raises by design",
+    "SyncBatchNormAllSumBackward0": "SyncBatchNorm's all-reduce of its statistics across processes (the identity in "
+                                    "one): tests/test_nn_syncbn.py checks it against BatchNorm and PyTorch, and "
+                                    "tests/test_distributed.py on 2 processes",
     "StandardGammaGradBackward0": "the Gamma draw's reparameterization gradient has no derivative of its own (as in "
                                   "PyTorch): its backward raises by design",
 }
@@ -381,16 +386,18 @@ SKIP: dict = {
                                for check in ("gradcheck", "gradgradcheck")},
     **{name: {"gradcheck": _NO_DERIVATIVE, "gradgradcheck": _NO_DERIVATIVE, "vmap_vjp": _NO_DERIVATIVE} for name in (
         "Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
+    "MaxUnpoolBackward0": {"torch": "the flat-index write under F.max_unpool1d/2d/3d has no PyTorch op of its own: "
+                                    "tests/test_nn_unpool.py compares the public forms with PyTorch's"},
     **{name: {"vmap": _INSIDE, "vmap_vjp": _INSIDE, "compile": _INSIDE} for name in (
         "EmbeddingBackwardBackward0", "ConvolutionBackwardBackward0")},
 }
 
 # The ops that lucid.func.vmap cannot batch, {node name: {check: why}}: there vmap must raise lucid's RuntimeError
 # saying so (not MLX's message). The checks: "vmap" (the forward), "vmap_vjp".
-_CONV = "a batched weight: MLX's convolution has no batching rule (its AsStrided primitive)"
+_LU = "MLX's LU factorization has no batching rule"
 RAISES_IN_VMAP: dict = {
-    "ConvolutionBackward0": {"vmap": _CONV, "vmap_vjp": _CONV},
-    "LinalgSolveExBackward0": {"vmap": "MLX's LU factorization has no batching rule"},
+    "LinalgMatrixExpBackward0": {"vmap": _LU + " (the Pade approximant is solved with it)", "vmap_vjp": _LU},
+    "LinalgSolveExBackward0": {"vmap": _LU},
     **{name: {"vmap": "the result's shape depends on the values"} for name in (
         "Unique2Backward0", "UniqueDimBackward0", "UniqueConsecutiveBackward0")},
 }
@@ -405,7 +412,9 @@ def _ints(T, *shape):
 
 NONDIFF_CALLS = {
     **{name: (lambda name: lambda T: getattr(lucid, name)(_ints(T, 3, 4), _ints(T, 3, 4)))(name)
-       for name in ("bitwise_and", "bitwise_or", "bitwise_xor")},
+       for name in ("bitwise_and", "bitwise_or", "bitwise_xor", "gcd", "lcm")},
+    **{name: (lambda name: lambda T: getattr(lucid, name)(_ints(T, 3, 4), _ints(T, 3, 4) % 5))(name)
+       for name in ("bitwise_left_shift", "bitwise_right_shift")},
     "bitwise_not": lambda T: lucid.bitwise_not(_ints(T, 3, 4)),
     "histc": lambda T: lucid.histc(T(3, 4), 5, 0.0, 1.0),
     "allclose": lambda T: lucid.tensor(lucid.allclose(T(3, 4), T(3, 4) * 1.0000001)),
@@ -435,4 +444,12 @@ INPLACE_ARGS = {
     "masked_fill_": lambda T: (T(3, 4), lucid.tensor([True, False, True, False]), 0.5),
     "scatter_": lambda T: (T(3, 4), 1, lucid.tensor(_IDX2), T(3, 1)),
     "scatter_add_": lambda T: (T(3, 4), 1, lucid.tensor(_IDX2), T(3, 1)),
+    **{name: (lambda T: (_ints(T, 3, 4), _ints(T, 3, 4))) for name in ("gcd_", "lcm_")},
+    **{name: (lambda T: (_ints(T, 3, 4), _ints(T, 3, 4) % 5)) for name in ("bitwise_left_shift_",
+                                                                           "bitwise_right_shift_")},
+    "renorm_": lambda T: (T(3, 4), 2, 0, 0.5),
+    "scatter_reduce_": lambda T: (T(3, 4), 1, lucid.tensor(_IDX2), T(3, 1), "amax"),
+    "index_reduce_": lambda T: (T(3, 4), 1, lucid.tensor([0, 2]), T(3, 2), "prod"),
+    "masked_scatter_": lambda T: (T(3, 4), lucid.tensor([True, False, True, False]), T(3, 4)),
+    "put_": lambda T: (T(3, 4), lucid.tensor([0, 5, 11]), T(3)),
 }

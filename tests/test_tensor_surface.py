@@ -56,22 +56,6 @@ def test_only_the_surface_module_attaches_to_tensor():
                            f"directly: {offenders}")
 
 
-def test_no_module_uses_the_two_step_declarations():
-    """``methods(...)``/``document(...)`` after the declarations (ops/_core.py keeps them only for branches written
-    before ``declare``). Convert a module: ``f = defop(...)`` + ``methods(f)`` + ``document(UNARY, {f: "doc"})`` becomes
-    ``f = defop(..., sig=UNARY, doc="doc", method=True)``; ``methods(alias=f)`` becomes ``method=("f", "alias")``;
-    a plain function gets ``@declare(method=True)``; ``setattr(Tensor, "f_", inplace_method("f_", f))`` becomes
-    ``inplace=True``; ``Tensor.x = v`` becomes ``attach("x", v)``."""
-    src = ROOT / "src" / "lucid"
-    users = []
-    for path in sorted(src.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text())):
-            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
-                    and node.func.id in ("methods", "document", "method_docs")):
-                users.append(f"{path.relative_to(ROOT)}:{node.lineno}")
-    assert not users, f"convert to the one-statement declaration (see this test's docstring): {users}"
-
-
 def test_the_registry_lists_what_tensor_has():
     """``_surface.attached`` is what was attached, last attachment winning, and nothing replaced it since."""
     import lucid

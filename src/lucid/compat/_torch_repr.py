@@ -24,6 +24,7 @@ import mlx.core as mx
 import numpy as np
 
 from .._dtype import dtype_name, get_default_dtype
+from .._surface import attach
 from .._tensor import Tensor
 
 DEFAULTS = {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80, "sci_mode": None}
@@ -182,11 +183,13 @@ _LUCID = {"tensor": (Tensor.__repr__, Tensor.__str__), "dtype": (mx.Dtype.__repr
 
 def install() -> None:
     """PyTorch's face: tensors and dtypes print as PyTorch's."""
-    Tensor.__repr__ = Tensor.__str__ = tensor_repr
+    attach("__repr__", tensor_repr)
+    attach("__str__", tensor_repr)
     mx.Dtype.__repr__ = mx.Dtype.__str__ = torch_dtype_str
 
 
 def uninstall() -> None:
     """lucid's own face back."""
-    Tensor.__repr__, Tensor.__str__ = _LUCID["tensor"]
+    attach("__repr__", _LUCID["tensor"][0])
+    attach("__str__", _LUCID["tensor"][1])
     mx.Dtype.__repr__, mx.Dtype.__str__ = _LUCID["dtype"]

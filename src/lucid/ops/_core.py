@@ -275,27 +275,6 @@ def declare(fn=None, *, doc: str | None = None, sig: inspect.Signature | None = 
     return fn
 
 
-# The two-step form of the branches written before ``declare`` (``methods(f, g, alias=f)`` after the declarations,
-# ``document(UNARY, {op: "doc"})``, ``method_docs``): kept only so that those branches import after the merge.
-# tests/test_tensor_surface.py names every module still calling them; convert each (move the keywords into the op's
-# own declaration) and delete these three.
-def methods(*fns, **named) -> None:
-    for f in fns:
-        declare(f, method=True)
-    for n, f in named.items():
-        attach(n, f)
-
-
-def document(signature: inspect.Signature, docs: dict) -> None:
-    for op, doc in docs.items():
-        declare(op, sig=signature, doc=doc)
-
-
-def method_docs(docs: dict) -> None:
-    for name, doc in docs.items():
-        getattr(Tensor, name).__doc__ = doc
-
-
 def inplace_method(name: str, fn):
     """The Tensor method ``name`` (``sin_``, ``add_``): ``fn`` computed from the old value and written into
     ``self`` in place (version bumped, views written through). Its signature is ``fn``'s, with ``self`` first."""

@@ -23,7 +23,7 @@ from .. import _cpu_route
 from .._random import next_key
 from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import call_with_out, declare, defop, methods
+from ._core import call_with_out, declare, defop
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim

@@ -19,7 +19,7 @@ import mlx.core as mx
 from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
-from ._core import methods
+from ._core import declare
 from .decomp import _TORCH_NAMES
 from .linalg import matmul
 
@@ -133,4 +133,6 @@ def ormqr(input, tau, other, left: bool = True, transpose: bool = False) -> Tens
     return C
 
 
-methods(geqrf=geqrf, orgqr=orgqr, ormqr=ormqr)
+declare(geqrf, method=True)
+declare(orgqr, method=True)
+declare(ormqr, method=True)

@@ -30,7 +30,7 @@ import mlx.core as mx
 from .. import _checks, _cpu_route, _threads
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
-from ._core import defop, expect_tensor, methods
+from ._core import declare, defop, expect_tensor
 from .decomp import _matrices, cholesky_solve, inv, matrix_norm, solve, solve_triangular, svdvals
 from .linalg import cross, diagonal
 from .linalg_lu import LinAlgError
@@ -260,4 +260,6 @@ def triangular_solve(b, A, upper: bool = True, transpose: bool = False,
     return triangular_solve_result(X, A.clone())
 
 
-methods(matrix_exp=matrix_exp, cholesky_inverse=cholesky_inverse, triangular_solve=triangular_solve)
+declare(matrix_exp, method=True)
+declare(cholesky_inverse, method=True)
+declare(triangular_solve, method=True)

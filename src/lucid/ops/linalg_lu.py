@@ -31,7 +31,7 @@ import mlx.core as mx
 from .. import _checks, _cpu_route, _threads
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
-from ._core import methods
+from ._core import declare
 from .decomp import _matrices, _rhs, _same_dtype, solve, solve_triangular
 from .linalg import matmul
 from .shape import cat
@@ -298,4 +298,5 @@ def torch_lu_solve(b, LU_data, LU_pivots) -> Tensor:
 
 torch_lu.__name__ = "lu"
 torch_lu_solve.__name__ = "lu_solve"
-methods(lu=torch_lu, lu_solve=torch_lu_solve)
+declare(torch_lu, method="lu")
+declare(torch_lu_solve, method="lu_solve")
