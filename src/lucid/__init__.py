@@ -111,3 +111,7 @@ def _accept_numpy_names() -> None:
 
 _accept_numpy_names()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
+
+from ._params import describe_all as _describe_all  # noqa: E402
+
+_describe_all(globals())  # the arguments every op means the same by (lucid/_params.py)

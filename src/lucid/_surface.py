@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import inspect
 
+from . import _tensor_docs
+from ._params import with_params
 from ._tensor import Tensor
 
 # name -> what was attached, in attaching order (the registry the snapshot test reads)
@@ -48,9 +50,27 @@ def attach(name: str, value, doc: str | None = None) -> None:
     """Make ``value`` (a function, a property, a constant) the Tensor attribute ``name``. A public method with a
     ``dim``/``keepdim`` parameter also takes numpy's names; ``doc`` replaces a function's docstring (the methods
     written as lambdas)."""
+    doc = doc if doc is not None else _tensor_docs.DOCS.get(name)
     if doc is not None:
         value.__doc__ = doc
+    if name in _tensor_docs.PARAMS and ":param" not in (value.__doc__ or ""):
+        value.__doc__ = f"{(value.__doc__ or '').rstrip()}\n\n{_tensor_docs.PARAMS[name]}"
     if not name.startswith("_") and inspect.isfunction(value):
+        value.__doc__ = with_params(value.__doc__, value)  # (lucid/_params.py)
         value = accepts_numpy_names(value)
     setattr(Tensor, name, value)
     attached[name] = value
+
+
+def _document_class_body() -> None:
+    """The docstrings of the Tensor's own properties and methods (``_tensor_docs``): set once, at import."""
+    for name, doc in _tensor_docs.DOCS.items():
+        if name in vars(Tensor):
+            vars(Tensor)[name].__doc__ = doc
+    for name, params in _tensor_docs.PARAMS.items():
+        member = vars(Tensor).get(name)
+        if inspect.isfunction(member) and ":param" not in (member.__doc__ or ""):
+            member.__doc__ = f"{(member.__doc__ or '').rstrip()}\n\n{params}"
+
+
+_document_class_body()

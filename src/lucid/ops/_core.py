@@ -46,6 +46,7 @@ import warnings
 import mlx.core as mx
 
 from .. import _cpu_route
+from .._params import with_params
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._surface import attach
 from .._tensor import Storage, Tensor, _wrap
@@ -263,6 +264,7 @@ def declare(fn=None, *, doc: str | None = None, sig: inspect.Signature | None = 
         fn.__signature__ = sig
     if doc is not None:
         fn.__doc__ = doc
+    fn.__doc__ = with_params(fn.__doc__, fn)  # the arguments every op means the same by (lucid/_params.py)
     names = () if not method else (fn.__name__,) if method is True else (method,) if isinstance(method, str) \
         else method
     for n in names:

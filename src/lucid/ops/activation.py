@@ -69,7 +69,10 @@ def _takes_out(fn):
 
 @_takes_out
 def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``.
+
+    :param beta: the sharpness.
+    """
     return _softplus(input, beta, threshold)
 
 
@@ -225,7 +228,11 @@ _hardtanh = defop("hardtanh", lambda a, lo, hi: mx.clip(a, lo, hi),
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
+    """``x`` clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds.
+
+    :param min_val: the lower clip.
+    :param max_val: the upper clip.
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _maybe_inplace(input, inplace, lambda x: _hardtanh(x, min_val, max_val))
@@ -266,7 +273,10 @@ _threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
 
 @_takes_out
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """``x`` where x > threshold, else ``value``."""
+    """``x`` where x > threshold, else ``value``.
+
+    :param value: the value below the threshold.
+    """
     return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
 
 
@@ -301,7 +311,10 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
 
 @declare(method=True)
 def prelu(input, weight) -> Tensor:
-    """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
+    """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1).
+
+    :param weight: the learnt slopes: one, or one per channel (dim 1).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("prelu", prelu, input, weight)
     n = weight.numel()
@@ -327,7 +340,10 @@ _rrelu_eval = defop("rrelu_with_noise", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Leaky relu with a random slope from U(lower, upper) per negative element in training, and the mean slope
-    (lower + upper) / 2 otherwise."""
+    (lower + upper) / 2 otherwise.
+
+    :param lower: the lower bound of the random slope.
+    """
     if not training:
         return _maybe_inplace(input, inplace, lambda x: _rrelu_eval(x, (lower + upper) / 2))
     # drawn in float32 (MLX's generator has no float64) and cast
@@ -387,17 +403,27 @@ def leaky_relu_(input, negative_slope: float = 0.01) -> Tensor:
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In-place ``hardtanh``."""
+    """In-place ``hardtanh``.
+
+    :param min_val: the lower clip.
+    :param max_val: the upper clip.
+    """
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold_(input, threshold: float, value: float) -> Tensor:
-    """In-place ``threshold``."""
+    """In-place ``threshold``.
+
+    :param value: the value below the threshold.
+    """
     return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value))
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """In-place ``rrelu``."""
+    """In-place ``rrelu``.
+
+    :param lower: the lower bound of the random slope.
+    """
     return rrelu(input, lower, upper, training, inplace=True)
 
 
@@ -413,24 +439,38 @@ def _softmax_dim(name: str, ndim: int, dim, stacklevel: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    """``exp(x) / sum(exp(x))`` along ``dim`` (nn.functional's form: without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.softmax(input, _softmax_dim("softmax", input.ndim, dim, _stacklevel), dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``x - logsumexp(x, dim)`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    """``x - logsumexp(x, dim)`` (nn.functional's form: without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.log_softmax(input, _softmax_dim("log_softmax", input.ndim, dim, _stacklevel), dtype)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one)."""
+    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.softmax(-input, _softmax_dim("softmin", input.ndim, dim, _stacklevel), dtype)
 
 
 def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
     """A sample of the Gumbel-softmax (concrete) distribution: ``softmax((logits + g) / tau)`` with g standard Gumbel
     noise from lucid's generator. ``hard`` returns the one-hot of its argmax in the forward pass with the soft
-    sample's gradient (straight-through)."""
+    sample's gradient (straight-through).
+
+    :param logits: unnormalized log-probabilities.
+    :param tau: the temperature (> 0).
+    :param hard: return one-hot samples, differentiable through the soft ones (straight-through).
+    """
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     # g = -log(E), E ~ Exp(1) = -log1p(-U): float32 draws (MLX samples no float64), cast as rand() does

@@ -49,7 +49,12 @@ def constant_pad_nd(input, pad, value=0) -> Tensor:
 
 def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
     """Time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,) ->
-    (T + 2 * pad - K + 1, B, C_out); conv1d in another layout."""
+    (T + 2 * pad - K + 1, B, C_out); conv1d in another layout.
+
+    :param weight: the filters, (kernel_width, C_in, C_out).
+    :param bias: one value per output channel, (C_out,).
+    :param pad: the zeros added on both sides of the time dim.
+    """
     if input.ndim != 3:
         raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
     if weight.ndim != 3:

@@ -242,7 +242,10 @@ def is_nonzero(input) -> bool:
 
 
 def pdist(input, p: float = 2) -> Tensor:
-    """The p-norm distances between the rows of an (N, M) tensor, for the pairs i < j in row-major order."""
+    """The p-norm distances between the rows of an (N, M) tensor, for the pairs i < j in row-major order.
+
+    :param p: the norm's order.
+    """
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:

@@ -468,17 +468,29 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """1-D convolution (cross-correlation): input (N, C_in, L), weight (C_out, C_in/groups, kL), bias (C_out,).
-    ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``."""
+    ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``.
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """2-D convolution: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW) -> (N, C_out, H_out, W_out)."""
+    """2-D convolution: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW) -> (N, C_out, H_out, W_out).
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """3-D convolution: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW)."""
+    """3-D convolution: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW).
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -517,21 +529,33 @@ def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_paddin
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """1-D transposed convolution: input (N, C_in, L), weight (C_in, C_out/groups, kL); output length
-    (L-1)*stride - 2*padding + dilation*(kL-1) + output_padding + 1."""
+    (L-1)*stride - 2*padding + dilation*(kL-1) + output_padding + 1.
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
-    """2-D transposed convolution: input (N, C_in, H, W), weight (C_in, C_out/groups, kH, kW)."""
+    """2-D transposed convolution: input (N, C_in, H, W), weight (C_in, C_out/groups, kH, kW).
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
-    """3-D transposed convolution: input (N, C_in, D, H, W), weight (C_in, C_out/groups, kD, kH, kW)."""
+    """3-D transposed convolution: input (N, C_in, D, H, W), weight (C_in, C_out/groups, kD, kH, kW).
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 

@@ -51,7 +51,11 @@ def _reduce_rows(loss: Tensor, reduction: str, batched: bool) -> Tensor:
 
 def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=None, size_average=None, reduce=None,
                       reduction: str = "mean") -> Tensor:
-    """The multi-class hinge loss of scores ``input`` (N, C) or (C,) against class indices ``target`` (N,)."""
+    """The multi-class hinge loss of scores ``input`` (N, C) or (C,) against class indices ``target`` (N,).
+
+    :param p: 1 or 2.
+    :param weight: a rescaling weight per class, (C,), or None.
+    """
     reduction = _reduction(size_average, reduce, reduction)
     if p != 1 and p != 2:
         raise ValueError("only p == 1 and p == 2 supported")
@@ -102,7 +106,14 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin: float = 1.0,
                                       swap: bool = False, reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``distance_function`` d (pairwise_distance by default); ``swap``
-    uses ``min(d(a, n), d(p, n))`` as the negative distance."""
+    uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    :param anchor: the anchors.
+    :param positive: the positive examples.
+    :param negative: the negative examples.
+    :param distance_function: a function of two tensors giving their distances (default ``pairwise_distance``).
+    :param swap: use the positive-negative distance when it is smaller.
+    """
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if margin <= 0:
@@ -122,7 +133,14 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
                          ignore_index: int | None = None, label_smoothing: float = 0.0, options=None) -> Tensor:
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)`` for input (in,) or (N, in) and
     linear_weight (C, *out, in): the logits are (N, C, *out), the K-dimensional loss when ``out`` is not empty.
-    ``ignore_index`` None means -100 (and must be None with class-probability targets)."""
+    ``ignore_index`` None means -100 (and must be None with class-probability targets).
+
+    :param linear_weight: the output projection, (C, in_features).
+    :param linear_bias: its bias, (C,), or None.
+    :param weight: a rescaling weight per class, (C,), or None.
+    :param label_smoothing: in [0, 1]: the target mixed with the uniform distribution.
+    :param options: PyTorch's chunking options (accepted; they only save memory).
+    """
     if input.ndim < 1 or input.ndim > 2:
         raise RuntimeError(f"expected input with dimensionality 1 or 2, got {input.ndim}")
     if linear_weight.ndim < 2:

@@ -382,14 +382,20 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """Mean over sliding windows of (N, C, H, W); ``divisor_override`` replaces the window size as divisor."""
+    """Mean over sliding windows of (N, C, H, W); ``divisor_override`` replaces the window size as divisor.
+
+    :param divisor_override: divide each window's sum by this instead of its size.
+    """
     return _avg_pool(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding."""
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding.
+
+    :param divisor_override: divide each window's sum by this instead of its size.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("avg_pool3d", avg_pool3d, input, kernel_size, stride, padding, ceil_mode,
                                        count_include_pad, divisor_override)
@@ -581,7 +587,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'linear' (3-D), 'bilinear' (4-D), 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling).
     ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False).
     ``antialias`` (bilinear and bicubic, 4-D): when downsampling, each output averages all the input pixels under
-    the filter stretched by the scale (PIL's resampling), as PyTorch does."""
+    the filter stretched by the scale (PIL's resampling), as PyTorch does.
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size (instead of ``size``).
+    :param mode: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear' or 'area'.
+    :param recompute_scale_factor: compute the interpolation from the output size rather than ``scale_factor``.
+    :param antialias: low-pass filter when downsampling ('bilinear', 'bicubic').
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("interpolate", interpolate, input, size, scale_factor, mode, align_corners,
                                        recompute_scale_factor, antialias)
@@ -628,7 +641,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
-    """Deprecated spelling of ``interpolate``."""
+    """Deprecated spelling of ``interpolate``.
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size.
+    :param mode: as ``interpolate``'s.
+    """
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -651,7 +669,12 @@ def _source_index(mode: str, size: int, lo: int, hi: int) -> list:
 def pad(input, pad, mode="constant", value=None) -> Tensor:
     """Pad the last len(pad)//2 dims: ``pad = (left, right, top, bottom, ...)``, last dim first (negative amounts
     crop). Modes: 'constant' (with ``value``, default 0), 'reflect' (mirror without repeating the edge),
-    'replicate' (repeat the edge), 'circular' (wrap around)."""
+    'replicate' (repeat the edge), 'circular' (wrap around).
+
+    :param pad: the padding, (left, right[, top, bottom[, front, back]]) from the last dim backwards.
+    :param mode: 'constant', 'reflect', 'replicate' or 'circular'.
+    :param value: the fill value of 'constant'.
+    """
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -692,7 +715,10 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------------- pixel shuffle
 def pixel_shuffle(input, upscale_factor: int) -> Tensor:
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j)."""
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j).
+
+    :param upscale_factor: r: (N, C * r**2, H, W) becomes (N, C, H * r, W * r).
+    """
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -707,7 +733,10 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``.
+
+    :param downscale_factor: r: (N, C, H * r, W * r) becomes (N, C * r**2, H, W).
+    """
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "

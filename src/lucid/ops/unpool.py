@@ -142,18 +142,27 @@ def _max_unpool(n, input, indices, kernel_size, stride, padding, output_size) ->
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
-    """The partial inverse of max_pool1d: each value of ``input`` at its ``indices`` in a zero row, the rest 0."""
+    """The partial inverse of max_pool1d: each value of ``input`` at its ``indices`` in a zero row, the rest 0.
+
+    :param indices: the maxima's indices, as ``max_pool(return_indices=True)`` gives them.
+    """
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
     """The partial inverse of max_pool2d (indices flat per plane, h * W + w); ``output_size`` settles the size
-    when several input sizes pool to the same output."""
+    when several input sizes pool to the same output.
+
+    :param indices: the maxima's indices, as ``max_pool(return_indices=True)`` gives them.
+    """
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None) -> Tensor:
-    """The partial inverse of max_pool3d."""
+    """The partial inverse of max_pool3d.
+
+    :param indices: the maxima's indices, as ``max_pool(return_indices=True)`` gives them.
+    """
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)
 
 
@@ -273,25 +282,41 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
                                        return_indices=False, _random_samples=None):
     """Fractional max pooling (Graham, 2014) over (N, C, H, W): max over ``kernel_size`` windows placed at
     pseudo-random, increasing starts so that the output is ``output_size`` (or ``output_ratio`` of the input).
-    Returns (values, indices), the indices flat per plane as max_pool2d's."""
+    Returns (values, indices), the indices flat per plane as max_pool2d's.
+
+    :param output_ratio: the output's size as a fraction of the input's (instead of ``output_size``).
+    :param _random_samples: the pseudo-random window offsets, (N, C, dims), in [0, 1) (default: drawn from lucid's generator).
+    """
     return _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
 
 
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
                                        return_indices=False, _random_samples=None):
-    """Fractional max pooling over (N, C, T, H, W); returns (values, indices)."""
+    """Fractional max pooling over (N, C, T, H, W); returns (values, indices).
+
+    :param output_ratio: the output's size as a fraction of the input's (instead of ``output_size``).
+    :param _random_samples: the pseudo-random window offsets, (N, C, dims), in [0, 1) (default: drawn from lucid's generator).
+    """
     return _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
 
 
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
-    """Fractional max pooling over (N, C, H, W); the indices too with ``return_indices``."""
+    """Fractional max pooling over (N, C, H, W); the indices too with ``return_indices``.
+
+    :param output_ratio: the output's size as a fraction of the input's (instead of ``output_size``).
+    :param _random_samples: the pseudo-random window offsets, (N, C, dims), in [0, 1) (default: drawn from lucid's generator).
+    """
     values, idx = _fractional(2, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
     return (values, idx) if return_indices else values
 
 
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
-    """Fractional max pooling over (N, C, T, H, W); the indices too with ``return_indices``."""
+    """Fractional max pooling over (N, C, T, H, W); the indices too with ``return_indices``.
+
+    :param output_ratio: the output's size as a fraction of the input's (instead of ``output_size``).
+    :param _random_samples: the pseudo-random window offsets, (N, C, dims), in [0, 1) (default: drawn from lucid's generator).
+    """
     values, idx = _fractional(3, input, kernel_size, output_size, output_ratio, return_indices, _random_samples)
     return (values, idx) if return_indices else values
