@@ -465,7 +465,17 @@ def test_function_jvp_gives_the_forward_mode_rule():
     import lucid.func as func
     out, tangent = func.jvp(lambda t: CubeJvp.apply(t), (lucid.tensor(2.0),), (lucid.tensor(1.0),))
     assert out.item() == 8.0 and tangent.item() == 12.0
-    assert func.jacfwd(lambda t: CubeJvp.apply(t))(lucid.tensor([1.0, 2.0])).tolist() == [[3.0, 0.0], [0.0, 12.0]]
+    # jacfwd vmaps its jvp: as in PyTorch, that needs the setup_context form (and a vmap rule)
+    with pytest.raises(RuntimeError, match="it must override the setup_context staticmethod"):
+        func.jacfwd(lambda t: CubeJvp.apply(t))(lucid.tensor([1.0, 2.0]))
+
+    class CubeVmapJvp(CubeVmap):
+        @staticmethod
+        def jvp(ctx, t):
+            (x,) = ctx.saved_tensors
+            return t * 3 * x ** 2
+
+    assert func.jacfwd(lambda t: CubeVmapJvp.apply(t))(lucid.tensor([1.0, 2.0])).tolist() == [[3.0, 0.0], [0.0, 12.0]]
 
 
 def test_materialize_non_diff_grads_false_leaves_non_differentiable_output_grads_none():

@@ -391,6 +391,8 @@ def test_conv_transpose_output_size_as_pytorch():
 
 def test_init_matches_pytorchs_distributions():
     torch = pytest.importorskip("torch")
+    torch.manual_seed(0)  # seeded: with 8 biases, an unseeded sample's maximum can fall below 0.9 of the other's
+    lucid.manual_seed(0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         for name, args in (("Linear", (50, 200)), ("Conv2d", (8, 32, 3)), ("ConvTranspose2d", (8, 32, 3)),

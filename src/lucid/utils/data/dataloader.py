@@ -109,8 +109,8 @@ class DataLoader:
     >>> import lucid
     >>> from lucid.utils.data import DataLoader, TensorDataset
     >>> ds = TensorDataset(lucid.arange(10.0).reshape(5, 2), lucid.arange(5))
-    >>> [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
-    [[0, 1], [2, 3], [4]]
+    >>> tuple(y.tolist() for _, y in DataLoader(ds, batch_size=2))
+    ([0, 1], [2, 3], [4])
     """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,

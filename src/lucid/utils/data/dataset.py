@@ -173,8 +173,8 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
     >>> import lucid
     >>> from lucid.utils.data import random_split
-    >>> [len(s) for s in random_split(range(10), [0.7, 0.3], generator=lucid.Generator().manual_seed(0))]
-    [7, 3]
+    >>> tuple(len(s) for s in random_split(range(10), [0.7, 0.3], generator=lucid.Generator().manual_seed(0)))
+    (7, 3)
     """
     lengths = list(lengths)
     n = len(dataset)
