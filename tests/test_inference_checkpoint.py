@@ -342,8 +342,8 @@ def test_non_reentrant_checkpoint_drops_and_recomputes_custom_function_saved_ten
     ctx = out.grad_fn
     assert ctx.saved_tensors[2].tolist() == (x.sin() * y.cos()).tolist()  # read outside backward: recomputed
     out.sum().backward()
-    assert mx.allclose(x.grad._st.data, (2 * y.cos() * x.cos())._st.data).item()
-    assert mx.allclose(y.grad._st.data, (-2 * x.sin() * y.sin())._st.data).item()
+    assert mx.allclose(x.grad._storage.data, (2 * y.cos() * x.cos())._storage.data).item()
+    assert mx.allclose(y.grad._storage.data, (-2 * x.sin() * y.sin())._storage.data).item()
 
 
 def test_checkpointed_custom_function_may_read_saved_tensors_once_per_backward():

@@ -508,8 +508,8 @@ def test_losses_trace_under_vmap_and_compile():
     x, t = lucid.randn(4, 5), lucid.tensor([1, -100, 3, 0])
     per_sample = lucid.func.vmap(lambda xi, ti: F.cross_entropy(xi, ti, reduction="sum", label_smoothing=0.1))
     close(per_sample(x, t), F.cross_entropy(x, t, reduction="none", label_smoothing=0.1).numpy(), atol=1e-6)
-    compiled = mx.compile(lambda a, b: F.cross_entropy(_wrap(a), _wrap(b), label_smoothing=0.1)._st.data)
-    np.testing.assert_allclose(np.array(compiled(x._st.data, t._st.data)),
+    compiled = mx.compile(lambda a, b: F.cross_entropy(_wrap(a), _wrap(b), label_smoothing=0.1)._storage.data)
+    np.testing.assert_allclose(np.array(compiled(x._storage.data, t._storage.data)),
                                F.cross_entropy(x, t, label_smoothing=0.1).item(), rtol=1e-6)
     g = lucid.func.grad(lambda a: F.cross_entropy(a, t, label_smoothing=0.1))(x)
     xr = x.detach().requires_grad_()

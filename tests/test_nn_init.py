@@ -146,11 +146,11 @@ def test_sparse_zeroes_a_fraction_of_each_column():
 # ---------------------------------------------------------------------------------------------------- in place
 def test_init_is_in_place_under_no_grad_and_returns_the_tensor():
     p = Parameter(lucid.zeros(3, 4))
-    storage = p._st
+    storage = p._storage
     for fn in (init.uniform_, init.normal_, init.xavier_uniform_, init.kaiming_normal_, init.orthogonal_,
                init.trunc_normal_, init.zeros_, init.eye_):
         assert fn(p) is p
-        assert p.is_leaf and p.requires_grad and p.grad_fn is None and p._st is storage
+        assert p.is_leaf and p.requires_grad and p.grad_fn is None and p._storage is storage
     f64 = Parameter(lucid.zeros(50, 40, dtype=lucid.float64))
     init.kaiming_uniform_(f64)
     init.normal_(f64)

@@ -180,7 +180,7 @@ def test_registration_errors_match_pytorch():
         m.register_parameter("z", lucid.zeros(1))
     with pytest.raises(ValueError, match="Cannot assign non-leaf Tensor to parameter 'q'"):
         bad = Parameter(lucid.zeros(1))
-        bad._fn = (lucid.ones(1, requires_grad=True) * 2).grad_fn
+        bad._node = (lucid.ones(1, requires_grad=True) * 2).grad_fn
         m.register_parameter("q", bad)
     with pytest.raises(TypeError, match="int is not a Module subclass"):
         m.add_module("k", 5)

@@ -306,7 +306,7 @@ def test_step_also_evaluates_tensors_written_under_no_grad(monkeypatch):
     monkeypatch.setattr(mx, "eval", lambda arrays: (evaluated.append(list(arrays)), real_eval(arrays))[1])
     p.grad = lucid.ones(3)
     opt.step()
-    assert len(evaluated) == 1 and any(a is running_mean._st.data for a in evaluated[0])
+    assert len(evaluated) == 1 and any(a is running_mean._storage.data for a in evaluated[0])
 
 
 def test_step_also_evaluates_the_loss_of_the_last_backward(monkeypatch):
@@ -319,14 +319,14 @@ def test_step_also_evaluates_the_loss_of_the_last_backward(monkeypatch):
     real_eval = mx.eval
     monkeypatch.setattr(mx, "eval", lambda arrays: (evaluated.append(list(arrays)), real_eval(arrays))[1])
     opt.step()
-    assert len(evaluated) == 1 and any(a is loss._st.data for a in evaluated[0])
+    assert len(evaluated) == 1 and any(a is loss._storage.data for a in evaluated[0])
     opt.step()  # registered once: the next step evaluates only the parameters
-    assert not any(a is loss._st.data for a in evaluated[1])
+    assert not any(a is loss._storage.data for a in evaluated[1])
     # only one-element roots are registered, and only weakly
     big = p * 2
     big.backward(lucid.ones(3))
     opt.step()
-    assert not any(a is big._st.data for a in evaluated[2])
+    assert not any(a is big._storage.data for a in evaluated[2])
 
 
 def test_backward_without_optimizer_keeps_no_pending_entries():
@@ -516,7 +516,7 @@ def test_torch_style_subclass_overriding_step(monkeypatch):
     np.testing.assert_allclose(np.array(p.detach()), [0.8, -0.8])
     assert calls == [1, 1] and opt.state_dict()["state"] == {0: {"n": 2}}
     # its in-place writes are evaluated once per step, as the built-in optimizers' updates are
-    assert len(evaluated) == 2 and evaluated[-1][0] is p._st.data
+    assert len(evaluated) == 2 and evaluated[-1][0] is p._storage.data
 
 
 # ------------------------------------------------------------------------------------------------ state dict

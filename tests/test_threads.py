@@ -123,7 +123,7 @@ def test_pending_writes_are_per_thread():
     seen = {}
     run_threads(lambda: seen.setdefault("other", take_pending_evals()))
     assert seen["other"] == []  # another thread's optimizer step would not evaluate (or steal) it
-    assert any(a is t._st.data for a in take_pending_evals())
+    assert any(a is t._storage.data for a in take_pending_evals())
     evaluate_later(t)
 
 

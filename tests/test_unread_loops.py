@@ -69,7 +69,7 @@ def test_reading_a_value_evaluates_pending_writes_with_it(monkeypatch):
     real_eval = mx.eval
     monkeypatch.setattr(mx, "eval", lambda arrays: evaluated.append(list(arrays)) or real_eval(arrays))
     assert (t * 2).sum().item() == 6.0
-    assert len(evaluated) == 1 and any(a is t._st.data for a in evaluated[0])  # one evaluation for both
+    assert len(evaluated) == 1 and any(a is t._storage.data for a in evaluated[0])  # one evaluation for both
     assert _tensor._pending.refs == {}
 
 

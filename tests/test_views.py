@@ -382,7 +382,7 @@ def test_views_of_a_base_that_is_never_written_stay_bounded():
     w = lucid.randn(4, 4)
     for _ in range(1000):
         w.t()  # a transient view per step, as Linear-like code takes
-    assert len(w._st.views.refs) <= 32
+    assert len(w._storage.views.refs) <= 32
 
 
 def test_retain_grad_moves_with_a_tensor_written_in_place():

@@ -81,7 +81,7 @@ def _flatten(obj, arrays: list, keep_tensors: bool = False):
     """Replace Tensors in a nested structure by slots in ``arrays`` (their MLX arrays, or the Tensors themselves
     with ``keep_tensors``); returns a rebuild recipe."""
     if isinstance(obj, Tensor):
-        arrays.append(obj if keep_tensors else obj._st.data)
+        arrays.append(obj if keep_tensors else obj._storage.data)
         return ("T", len(arrays) - 1)
     if isinstance(obj, mx.array):
         arrays.append(obj)
@@ -204,7 +204,7 @@ class _Compiled:
             rng, lrs, a_in = flat[n_t + n_g], flat[n_t + n_g + 1:n_t + n_g + 1 + len(groups)], \
                 flat[n_t + n_g + 1 + len(groups):]
             for t, a in zip(tensors, t_in):
-                t._st.data = a
+                t._storage.data = a
             for p in params:
                 p._grad = None
             for p, a in zip(grad_in, g_in):
@@ -219,7 +219,7 @@ class _Compiled:
             layout["out"] = _flatten(out, out_arrays)
             layout["grads"] = [p for p in params if p._grad is not None]
             layout["checks"] = checks
-            return ([t._st.data for t in tensors] + [p._grad._st.data for p in layout["grads"]] + [_random._key[0]]
+            return ([t._storage.data for t in tensors] + [p._grad._storage.data for p in layout["grads"]] + [_random._key[0]]
                     + [c.flag for c in checks] + [c.flag if c.index is None else c.index for c in checks]
                     + out_arrays)
 
@@ -227,11 +227,11 @@ class _Compiled:
 
         def run(tensors, params, optimizers, arg_arrays):
             _checks.flush()  # checks pending from before this call raise first
-            before = [t._st.data for t in tensors]
+            before = [t._storage.data for t in tensors]
             grads_before = [p._grad for p in params]
             key_before = _random._key[0]
             lrs = [g["lr"] for g in groups]
-            flat = (before + [p._grad._st.data for p in grad_in] + [key_before]
+            flat = (before + [p._grad._storage.data for p in grad_in] + [key_before]
                     + [mx.array(lr, dtype=mx.float32) for lr in lrs] + arg_arrays)
             gm.state.compiling = True
             try:
@@ -243,7 +243,7 @@ class _Compiled:
             finally:
                 gm.state.compiling = False
                 for t, a in zip(tensors, before):  # undo what a trace wrote (its values are placeholders)
-                    t._st.data = a
+                    t._storage.data = a
                 for p, g in zip(params, grads_before):
                     p._grad = g
                 for g, lr in zip(groups, lrs):
@@ -256,9 +256,9 @@ class _Compiled:
                 start = n_t + n_go + 1
                 _checks.raise_failed(checks, outs[start:start + n_c], outs[start + n_c:start + 2 * n_c])
             for t, a in zip(tensors, outs[:n_t]):
-                if t._st.data is not a:
-                    t._st.data = a
-                    t._st.version += 1
+                if t._storage.data is not a:
+                    t._storage.data = a
+                    t._storage.version += 1
             for p in params:
                 p._grad = None
             for p, a in zip(layout["grads"], outs[n_t:n_t + n_go]):
@@ -351,7 +351,7 @@ def _saved_slots(outs: list, known: set) -> list:
     the storages of the declared ops' Tensor arguments and saved results, and MLX arrays among their arguments
     (GELU's Phi(x)). Storages in ``known`` (the module's state and the call's arguments) are inputs anyway."""
     slots, seen = [], set(known)
-    stack = [t._fn for t in reversed(outs) if t._fn is not None]
+    stack = [t._node for t in reversed(outs) if t._node is not None]
     while stack:
         node = stack.pop()
         if id(node) in seen:
@@ -360,9 +360,9 @@ def _saved_slots(outs: list, known: set) -> list:
         if isinstance(node, OpNode) and node.args is not None:
             for i, a in enumerate(node.args):
                 if isinstance(a, Tensor):
-                    if id(a._st) not in seen:
-                        seen.add(id(a._st))
-                        slots.append(a._st)
+                    if id(a._storage) not in seen:
+                        seen.add(id(a._storage))
+                        slots.append(a._storage)
                 elif isinstance(a, mx.array):
                     slots.append((node, i))
             if node.save_ans and node.out_st is not None and id(node.out_st) not in seen:
@@ -398,7 +398,7 @@ class CompiledFunctionBackward(Node):
         self.plan = plan
         self.saved = saved  # the forward's flat arrays; None once released
         self.diff = diff  # the Tensors differentiated (parameters that require grad, then such inputs)
-        self.versions = [t._st.version for t in diff]
+        self.versions = [t._storage.version for t in diff]
         self.inputs = inputs  # the argument Tensors as given (for the eager backward under create_graph)
         self.metas = metas  # (shape, dtype) of each differentiable output
         self.num_outputs = len(metas)
@@ -414,8 +414,8 @@ class CompiledFunctionBackward(Node):
         if self.saved is None:
             raise RuntimeError(FREED_MESSAGE)
         for t, v in zip(self.diff, self.versions):  # what the forward read must not have been written since
-            if t._st.version != v:
-                _version_error(t, t._st.version, v)
+            if t._storage.version != v:
+                _version_error(t, t._storage.version, v)
         return self.saved
 
     def apply_raw(self, grads: list, needed=None) -> list:
@@ -424,7 +424,7 @@ class CompiledFunctionBackward(Node):
     def apply(self, grads: list, needed=None) -> list:
         if gm.state.grad:  # create_graph: the gradients must be differentiable, so they come from the eager module
             return self.plan.eager_backward(self, grads, create_graph=True)
-        arrays = self.apply_raw([None if g is None else g._st.data for g in grads], needed)
+        arrays = self.apply_raw([None if g is None else g._storage.data for g in grads], needed)
         return [None if a is None else _wrap(a) for a in arrays]
 
 
@@ -445,8 +445,8 @@ class _ModulePlan:
         self.buffers = buffers
         self.recipe = recipe
         self.n_args = len(arg_objs)
-        self.diff_params = [i for i, p in enumerate(params) if p._rg] if record else []
-        self.diff_args = [i for i, a in enumerate(arg_objs) if isinstance(a, Tensor) and a._rg] if record else []
+        self.diff_params = [i for i, p in enumerate(params) if p._requires_grad] if record else []
+        self.diff_args = [i for i, a in enumerate(arg_objs) if isinstance(a, Tensor) and a._requires_grad] if record else []
         self.record = record
         self.fullgraph = fullgraph
         self.layout: dict = {}  # filled by the forward trace: the output recipe, differentiable outputs, checks
@@ -462,7 +462,7 @@ class _ModulePlan:
         storages of the state and the arguments)."""
         n_s = len(self.state)
         for t, a in zip(self.state, flat[:n_s]):
-            t._st.data = a
+            t._storage.data = a
         _random._key[0] = flat[n_s]
         arrays = list(flat[n_s + 1:n_s + 1 + self.n_args])
         wrapped = [_wrap(a, rg=record and i in self.diff_args) for i, a in enumerate(arrays)]
@@ -470,7 +470,7 @@ class _ModulePlan:
         gm.state.grad = record
         with _checks.collect() as checks:
             out = self.model(*args, **kwargs)
-        known = {id(t._st) for t in self.state} | {id(w._st) for w in wrapped}
+        known = {id(t._storage) for t in self.state} | {id(w._storage) for w in wrapped}
         return out, checks, [self.state[i] for i in self.diff_params] + [wrapped[i] for i in self.diff_args], known
 
     def _forward(self, *flat):
@@ -479,14 +479,14 @@ class _ModulePlan:
         layout = self.layout
         layout["out"] = _flatten(out, objs, True)
         layout["diff_out"] = [i for i, o in enumerate(objs) if isinstance(o, Tensor) and (  # (as eager: an output
-            o._rg if self.record else can_require_grad(o._st.data.dtype))]  # that depends on no input needs none)
+            o._requires_grad if self.record else can_require_grad(o._storage.data.dtype))]  # that depends on no input needs none)
         layout["checks"] = checks
         # the values the tape saved (recorded inside this trace): outputs too, so the backward reads them instead of
         # computing the forward again
         residuals = [_read(s) for s in _saved_slots([objs[i] for i in layout["diff_out"]], known)] \
             if self.record else []
         layout["residuals"] = [(r.shape, r.dtype) for r in residuals]
-        return ([o._st.data if isinstance(o, Tensor) else o for o in objs] + [b._st.data for b in self.buffers]
+        return ([o._storage.data if isinstance(o, Tensor) else o for o in objs] + [b._storage.data for b in self.buffers]
                 + [_random._key[0]] + [c.flag for c in checks]
                 + [c.flag if c.index is None else c.index for c in checks] + residuals)
 
@@ -517,12 +517,12 @@ class _ModulePlan:
         finally:
             for st, old in reversed(undo):  # a saved constant (a module's tensor attribute) gets its value back
                 st.data = old
-        return [mx.zeros_like(d._st.data) if g is None else g._st.data for g, d in zip(grads, diff)]
+        return [mx.zeros_like(d._storage.data) if g is None else g._storage.data for g, d in zip(grads, diff)]
 
     def _traced(self, fn, flat):
         """Call a compiled function of this plan; whatever a trace writes into the module, the key or the grad
         mode is undone (its values are placeholders)."""
-        before = [(t._st, t._st.data, t._st.version) for t in self.state]
+        before = [(t._storage, t._storage.data, t._storage.version) for t in self.state]
         key, grad = _random._key[0], gm.state.grad
         gm.state.compiling = True
         try:
@@ -541,18 +541,18 @@ class _ModulePlan:
     # ------------------------------------------------------------------------------------------- calls
     def call(self, arg_objs):
         layout = self.layout
-        arrays = [a._st.data if isinstance(a, Tensor) else a for a in arg_objs]
+        arrays = [a._storage.data if isinstance(a, Tensor) else a for a in arg_objs]
         with _random.lock:  # the call reads and replaces the global key: no other thread draws meanwhile
-            flat = [t._st.data for t in self.state] + [_random._key[0]] + arrays
+            flat = [t._storage.data for t in self.state] + [_random._key[0]] + arrays
             outs = self._traced(self.forward, flat)
             self.traced = True
             n_r = len(layout["residuals"])
             n_o = len(outs) - len(self.buffers) - 1 - 2 * len(layout["checks"]) - n_r
             _random._key[0] = outs[n_o + len(self.buffers)]
         for b, a in zip(self.buffers, outs[n_o:n_o + len(self.buffers)]):  # BatchNorm's running statistics
-            if b._st.data is not a:
-                b._st.data = a
-                b._st.version += 1
+            if b._storage.data is not a:
+                b._storage.data = a
+                b._storage.version += 1
         checks = layout["checks"]
         if checks:  # index checks raise at the next evaluation, as the eager ops' do
             start = n_o + len(self.buffers) + 1
@@ -567,7 +567,7 @@ class _ModulePlan:
                                             arg_objs, metas)
             for nr, i in enumerate(layout["diff_out"]):
                 t = tensors[i]
-                t._fn, t._nr, t._rg = node, nr, True
+                t._node, t._output_nr, t._requires_grad = node, nr, True
         return _rebuild(layout["out"], outs, tensors)
 
     def backward(self, node, saved, grads):
@@ -586,20 +586,20 @@ class _ModulePlan:
                 self.backward_failed = True  # this configuration's backward runs eagerly from now on
                 _warn_eager(self.model, "backward", e)
         res = self.eager_backward(node, [None if g is None else _wrap(g) for g in grads], create_graph=False)
-        return [None if g is None else g._st.data for g in res]
+        return [None if g is None else g._storage.data for g in res]
 
     def eager_backward(self, node, grads, create_graph: bool) -> list:
         """The gradients by running the module eagerly again on the forward's values (the same random key and
         buffers), through lucid's tape: differentiable under ``create_graph``."""
         saved = node._unpack()
         n_p = len(self.state) - len(self.buffers)
-        after = [(b._st, b._st.data, b._st.version) for b in self.buffers]
+        after = [(b._storage, b._storage.data, b._storage.version) for b in self.buffers]
         with _random.lock:
             key = _random._key[0]
             _random._key[0] = saved[len(self.state)]
             try:
                 for b, a in zip(self.buffers, saved[n_p:len(self.state)]):
-                    b._st.data = a
+                    b._storage.data = a
                 args, kwargs = _rebuild(self.recipe, node.inputs, node.inputs)
                 with gm.enable_grad():
                     out = self.model(*args, **kwargs)
@@ -676,22 +676,22 @@ class OptimizedModule(Module):
                 return model(*args, **kwargs)  # module hooks see each call: the eager module runs them
         objs: list = []
         recipe = _flatten((args, kwargs), objs, True)
-        record = st.grad and (any(p._rg for p in params) or any(type(o) is not mx.array and o._rg for o in objs))
-        arrays = [o if type(o) is mx.array else o._st.data for o in objs]
+        record = st.grad and (any(p._requires_grad for p in params) or any(type(o) is not mx.array and o._requires_grad for o in objs))
+        arrays = [o if type(o) is mx.array else o._storage.data for o in objs]
         key = (_hashable(recipe), tuple(a.shape for a in arrays), tuple(a.dtype for a in arrays),
-               tuple(o._rg for o in objs if type(o) is not mx.array), tuple(p._rg for p in params), record,
+               tuple(o._requires_grad for o in objs if type(o) is not mx.array), tuple(p._requires_grad for p in params), record,
                tuple(id(t) for t in params), tuple(id(t) for t in buffers),
-               tuple(t._st.data.dtype for t in params), guards.values())  # (model.double() retraces)
+               tuple(t._storage.data.dtype for t in params), guards.values())  # (model.double() retraces)
         plans = self._plans
         plan = plans.get(key)
         if plan is None:  # a new configuration: run eagerly once (lazy modules, optimizer state), watching writes
             if len(plans) >= cache_size_limit:
                 self._warn_limit()
                 return model(*args, **kwargs)
-            versions = [t._st.version for t in params] + [o._st.version for o in objs if type(o) is not mx.array]
+            versions = [t._storage.version for t in params] + [o._storage.version for o in objs if type(o) is not mx.array]
             out = model(*args, **kwargs)
-            writes = versions != [t._st.version for t in params] + \
-                [o._st.version for o in objs if type(o) is not mx.array]
+            writes = versions != [t._storage.version for t in params] + \
+                [o._storage.version for o in objs if type(o) is not mx.array]
             plans[key] = "eager" if writes else "seen"  # in-place writes to inputs or parameters stay eager
             self.__dict__["_found"] = None
             return out

@@ -201,8 +201,8 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
            generator=None) -> Tensor:
     """Normal samples: ``normal(mean, std, size)`` with numbers, or elementwise with tensor mean/std."""
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m = mean._st.data if isinstance(mean, Tensor) else mean
-        s = std._st.data if isinstance(std, Tensor) else std
+        m = mean._storage.data if isinstance(mean, Tensor) else mean
+        s = std._storage.data if isinstance(std, Tensor) else std
         shape = _dtype.broadcast_shapes(*(a.shape for a in (m, s) if isinstance(a, mx.array)))
         dtypes = [a.dtype for a in (m, s) if isinstance(a, mx.array)]
         dt = dtypes[0]

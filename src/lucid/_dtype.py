@@ -256,7 +256,7 @@ def parse_to_args(args, dtype=None, device=None) -> tuple:
     for a in args:
         if isinstance(a, mx.Dtype):
             dtype = a
-        elif hasattr(a, "dtype") and hasattr(a, "_st"):  # a Tensor: take its dtype
+        elif hasattr(a, "dtype") and hasattr(a, "_storage"):  # a Tensor: take its dtype
             dtype = a.dtype
         else:
             device = a

@@ -29,8 +29,8 @@ class _LegacyMeta(type):
             if t.dtype != cls.dtype:
                 raise TypeError(f"expected {cls.__name__} ({_dtype.dtype_name(cls.dtype)}) but got a tensor of dtype "
                                 f"{_dtype.dtype_name(t.dtype)}")
-            alias = _wrap(t._st.data)
-            alias._st = t._st  # PyTorch's FloatTensor(t) shares t's data
+            alias = _wrap(t._storage.data)
+            alias._storage = t._storage  # PyTorch's FloatTensor(t) shares t's data
             return alias
         if len(args) == 1 and (isinstance(args[0], (list, tuple)) or hasattr(args[0], "__array__")):
             return tensor(args[0], dtype=cls.dtype)

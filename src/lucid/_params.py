@@ -38,8 +38,9 @@ PARAMS = {
     "pin_memory": "accepted for PyTorch's signature (MLX memory is unified).",
     "memory_format": "accepted for PyTorch's signature (lucid tensors have no strides).",
     "rounding_mode": "None (true division), 'trunc' or 'floor'.",
-    "dim0": "the first dimension.",
-    "dim1": "the second dimension.",
+    "dim0": "one of the two dimensions.",
+    "dim1": "the other dimension (with ``dim0``), or the first of the two (with ``dim2``).",
+    "dim2": "the second of the two dimensions.",
     "upper": "use the upper triangle (else the lower).",
     "diagonal": "which diagonal: 0 the main one, > 0 above it, < 0 below.",
     "mask": "a boolean tensor broadcast against the input.",
@@ -87,24 +88,77 @@ PARAMS = {
     "threshold": "the threshold.",
     "mean": "the mean.",
     "std": "the standard deviation.",
+    "index": "the indices, an int64 tensor (out-of-range indices raise IndexError).",
+    "src": "the values to write.",
+    "indices": "the index tensors, one per indexed dimension.",
+    "values": "the values.",
+    "rtol": "the relative tolerance.",
+    "atol": "the absolute tolerance.",
+    "equal_nan": "count NaNs in the same places as equal.",
+    "fill_value": "the value to fill with.",
+    "bins": "the number of bins.",
+    "n_fft": "the size of each Fourier transform.",
+    "hop_length": "the distance between frames (default ``n_fft // 4``).",
+    "win_length": "the window's length (default ``n_fft``).",
+    "window": "the window applied to each frame (default: ones).",
+    "center": "pad the signal so that frame t is centred at ``t * hop_length``.",
+    "normalized": "scale by ``1 / sqrt(n_fft)``.",
+    "onesided": "keep only the non-negative frequencies (real signals).",
+    "length": "the output signal's length.",
+    "return_complex": "return a complex tensor (else real and imaginary parts in a last dimension of 2).",
+    "pad_mode": "how the signal is padded when ``center``: 'reflect', 'constant', 'replicate' or 'circular'.",
+    "align_to_window": "align the frames to the window's centre (PyTorch's option, with its semantics).",
+    "nan": "what NaN becomes.",
+    "posinf": "what +inf becomes (default: the dtype's largest value).",
+    "neginf": "what -inf becomes (default: the dtype's smallest value).",
+    "q": "the quantile(s), in [0, 1].",
+    "interpolation": "'linear', 'lower', 'higher', 'midpoint' or 'nearest'.",
+    "num_samples": "the number of draws per row.",
+    "replacement": "draw with replacement.",
+    "as_tuple": "return one index tensor per dimension.",
+    "repeats": "how many times to repeat each element (an int or a tensor).",
+    "split_size_or_sections": "the size of each chunk, or a list of sizes.",
+    "return_inverse": "also return where each element went in the output.",
+    "return_counts": "also return each unique element's count.",
+    "sizes": "the shape the dimension is split into.",
+    "condition": "a boolean tensor: where True take ``input``, else ``other``.",
+    "chunks": "the number of chunks.",
+    "prepend": "values put before ``input`` along ``dim`` first.",
+    "append": "values put after ``input`` along ``dim`` first.",
+    "minlength": "the least length of the result.",
+    "weights": "a weight per element (else each counts 1).",
+    "compute_uv": "also compute the singular vectors.",
+    "some": "the reduced decomposition (else the complete one).",
+    "unitriangular": "assume a unit diagonal.",
+    "rcond": "singular values below ``rcond`` times the largest count as zero.",
+    "sparse_grad": "accepted for PyTorch's signature (gradients are dense).",
+    "data": "the values (anything ``lucid.tensor`` accepts).",
+    "non_blocking": "accepted for PyTorch's signature (MLX memory is unified).",
+    "step": "the step between selected elements.",
+    "from_": "the lowest value.",
+    "to": "one past the highest value.",
+    "size": "the shape, a sequence of ints.",
+    "A": "the (batch of) square matrices, (*, n, n).",
 }
 
 
-def with_params(doc: str | None, fn) -> str | None:
-    """``doc`` with a ``:param`` line for each of ``fn``'s arguments in ``PARAMS`` that it does not describe."""
+def with_params(doc: str | None, fn, params: dict | None = None) -> str | None:
+    """``doc`` with a ``:param`` line for each of ``fn``'s arguments in ``params`` (default ``PARAMS``) that it does
+    not describe yet."""
+    params = PARAMS if params is None else params
     try:
         names = [p.name for p in inspect.signature(fn).parameters.values()
                  if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD) and p.name not in ("self", "cls")]
     except (TypeError, ValueError):
-        return doc
+        names = list(params) if params is not PARAMS else []
     doc = doc or ""
-    missing = [n for n in names if n in PARAMS and not re.search(rf":param {re.escape(n)}:", doc)]
+    missing = [n for n in names if n in params and not re.search(rf":param {re.escape(n)}:", doc)]
     if not missing:
         return doc or None
     # indented as the docstring's own lines after the first (a source docstring keeps its indentation)
     rest = [line for line in doc.splitlines()[1:] if line.strip()]
     indent = min((len(line) - len(line.lstrip()) for line in rest), default=0)
-    lines = "\n".join(f"{' ' * indent}:param {n}: {PARAMS[n]}" for n in missing)
+    lines = "\n".join(f"{' ' * indent}:param {n}: {params[n]}" for n in missing)
     if not doc.strip():
         return lines
     # after the docstring's own :param lines when it ends with them, else as a paragraph of their own

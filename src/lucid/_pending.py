@@ -57,7 +57,7 @@ def take_pending_evals() -> list:
     refs, p.refs = p.refs, {}  # a fresh dict: a weakref callback from another thread pops from the old one
     p.writes = p.age = 0
     tensors = [r() for r in list(refs.values())]
-    return [t._st.data for t in tensors if t is not None]
+    return [t._storage.data for t in tensors if t is not None]
 
 
 def evaluate_pending() -> None:

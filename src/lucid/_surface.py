@@ -53,8 +53,8 @@ def attach(name: str, value, doc: str | None = None) -> None:
     doc = doc if doc is not None else _tensor_docs.DOCS.get(name)
     if doc is not None:
         value.__doc__ = doc
-    if name in _tensor_docs.PARAMS and ":param" not in (value.__doc__ or ""):
-        value.__doc__ = f"{(value.__doc__ or '').rstrip()}\n\n{_tensor_docs.PARAMS[name]}"
+    if name in _tensor_docs.PARAMS:
+        _add_params(value, _tensor_docs.PARAMS[name])
     if not name.startswith("_") and inspect.isfunction(value):
         value.__doc__ = with_params(value.__doc__, value)  # (lucid/_params.py)
         value = accepts_numpy_names(value)
@@ -69,8 +69,13 @@ def _document_class_body() -> None:
             vars(Tensor)[name].__doc__ = doc
     for name, params in _tensor_docs.PARAMS.items():
         member = vars(Tensor).get(name)
-        if inspect.isfunction(member) and ":param" not in (member.__doc__ or ""):
-            member.__doc__ = f"{(member.__doc__ or '').rstrip()}\n\n{params}"
+        if inspect.isfunction(member):
+            _add_params(member, params)
+
+
+def _add_params(fn, params: dict) -> None:
+    """``:param`` lines for the arguments in ``params`` that ``fn``'s docstring does not describe yet."""
+    fn.__doc__ = with_params(fn.__doc__, fn, params)
 
 
 _document_class_body()

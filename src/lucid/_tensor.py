@@ -72,7 +72,7 @@ _INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.u
 def _on_storage(st, fn, rg: bool, nr: int) -> "Tensor":
     """Another Tensor on the storage ``st`` (its value and version counter), in the graph at ``(fn, nr)``."""
     t = _wrap(st.data, fn, rg, nr)
-    t._st = st
+    t._storage = st
     return t
 
 
@@ -83,10 +83,10 @@ def _wrap(arr: mx.array, fn=None, rg: bool = False, nr: int = 0) -> "Tensor":
     st.version = 0
     st.views = None
     t = _new(Tensor)
-    t._st = st
-    t._rg = rg
-    t._fn = fn
-    t._nr = nr
+    t._storage = st
+    t._requires_grad = rg
+    t._node = fn
+    t._output_nr = nr
     t._grad = None
     t._accum = None
     t._extra = None
@@ -121,7 +121,7 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
     """Data of any supported kind -> a fresh MLX array of the requested (or inferred) dtype."""
     adopt_thread()  # a cast below is an op: it must land on the shared stream
     if isinstance(data, Tensor):
-        arr = data._st.data
+        arr = data._storage.data
     elif isinstance(data, mx.array):
         arr = data
     elif isinstance(data, (list, tuple)) and any(isinstance(d, Tensor) for d in _flat(data)):
@@ -181,14 +181,14 @@ def _legacy_data(args: tuple, dtype) -> tuple:
 class Tensor:
     """A multi-dimensional array with autograd, backed by an ``mlx.core.array`` (``t.mlx``)."""
 
-    __slots__ = ("_st", "_rg", "_fn", "_nr", "_grad", "_accum", "_extra", "__weakref__")
+    __slots__ = ("_storage", "_requires_grad", "_node", "_output_nr", "_grad", "_accum", "_extra", "__weakref__")
     __array_priority__ = 1000  # numpy defers `ndarray + Tensor` to Tensor.__radd__
 
     def __init__(self, *args, dtype=None, requires_grad: bool = False, device=None):
         """PyTorch's legacy constructor: ``Tensor(3, 4)`` zeros, ``Tensor([1, 2])`` data (see ``_legacy_data``)."""
         arr = _to_array(*_legacy_data(args, dtype), device)
         src = _wrap(arr)
-        self._st, self._rg, self._fn, self._nr = src._st, False, None, 0
+        self._storage, self._requires_grad, self._node, self._output_nr = src._storage, False, None, 0
         self._grad = self._accum = self._extra = None
         if requires_grad:
             self._set_requires_grad(True, "Only Tensors of floating point and complex dtype can require gradients")
@@ -197,36 +197,36 @@ class Tensor:
     @property
     def mlx(self) -> mx.array:
         """The MLX array behind this tensor (no copy)."""
-        return self._st.data
+        return self._storage.data
 
     @property
     def shape(self) -> Size:
-        return Size(self._st.data.shape)
+        return Size(self._storage.data.shape)
 
     def size(self, dim: int | None = None):
         """The shape as a ``lucid.Size``, or the size of dimension ``dim``."""
-        s = self._st.data.shape
+        s = self._storage.data.shape
         return Size(s) if dim is None else s[dim]
 
     @property
     def ndim(self) -> int:
-        return self._st.data.ndim
+        return self._storage.data.ndim
 
     def dim(self) -> int:
         """The number of dimensions (``ndim``); ``ndimension()`` is the same."""
-        return self._st.data.ndim
+        return self._storage.data.ndim
 
     ndimension = dim
 
     def numel(self) -> int:
         """The number of elements; ``nelement()`` is the same."""
-        return self._st.data.size
+        return self._storage.data.size
 
     nelement = numel
 
     @property
     def dtype(self):
-        return self._st.data.dtype
+        return self._storage.data.dtype
 
     @property
     def device(self) -> _dtype.device:
@@ -246,10 +246,10 @@ class Tensor:
 
     def element_size(self) -> int:
         """Bytes per element."""
-        return self._st.data.itemsize
+        return self._storage.data.itemsize
 
     def __len__(self):
-        s = self._st.data.shape
+        s = self._storage.data.shape
         if not s:
             raise TypeError("len() of a 0-d tensor")
         return s[0]
@@ -262,14 +262,14 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         """The values as a numpy array (evaluates the lazy MLX graph). A tensor that requires grad must be
         ``detach()``-ed first, as in PyTorch."""
-        if self._rg and gm.state.grad:  # under no_grad PyTorch allows it
+        if self._requires_grad and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
         return self._to_numpy()
 
     def _values(self) -> mx.array:
         """The array, about to be read on the host (``_with_pending``); integer arrays are remembered as known
         (indices checked at once from now on: lucid._checks)."""
-        a = _with_pending(self._st.data)
+        a = _with_pending(self._storage.data)
         if a.dtype in _INDEX_DTYPES:
             _checks.mark_known(a)
         return a
@@ -289,7 +289,7 @@ class Tensor:
     # ------------------------------------------------------------------------------------------------ interop
     def __mlx_array__(self) -> mx.array:
         """The MLX array (no copy), so that ``mx.array(t)`` and MLX functions taking array-likes accept tensors."""
-        return self._st.data
+        return self._storage.data
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         """Export the values through DLPack (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``), as MLX exports them.
@@ -298,22 +298,22 @@ class Tensor:
         return self._values().__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple:
-        return self._st.data.__dlpack_device__()
+        return self._storage.data.__dlpack_device__()
 
     def __reduce_ex__(self, protocol):
         # PyTorch's pickle keeps the values and requires_grad only: a non-leaf comes back as a leaf (no history), the
         # .grad and hooks are dropped
-        return (_rebuild_tensor_from_numpy, _pickled_values(self._values()) + (self._rg,))
+        return (_rebuild_tensor_from_numpy, _pickled_values(self._values()) + (self._requires_grad,))
 
     def __deepcopy__(self, memo):
-        if self._fn is not None:
+        if self._node is not None:
             raise RuntimeError(
                 "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
                 "moment.  If you were attempting to deepcopy a module, this may be because of a "
                 "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        new = _rebuild_tensor(self._st.data, self._rg)  # the array is immutable: sharing it is a copy
+        new = _rebuild_tensor(self._storage.data, self._requires_grad)  # the array is immutable: sharing it is a copy
         memo[id(self)] = new
         if self._grad is not None:
             new._grad = copy.deepcopy(self._grad, memo)
@@ -325,12 +325,12 @@ class Tensor:
 
     def item(self):
         """The value of a one-element tensor as a Python number."""
-        if self._st.data.size != 1:
-            raise RuntimeError(f"a Tensor with {self._st.data.size} elements cannot be converted to Scalar")
+        if self._storage.data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._storage.data.size} elements cannot be converted to Scalar")
         return _threads.item(self._values())
 
     def __bool__(self):
-        if self._st.data.size != 1:
+        if self._storage.data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
         return bool(_threads.item(self._values()))
 
@@ -342,7 +342,7 @@ class Tensor:
         return int(self._scalar())
 
     def _scalar(self):
-        if self._st.data.size != 1:
+        if self._storage.data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return _threads.item(self._values())
 
@@ -361,9 +361,9 @@ class Tensor:
             extras.append(f"size={tuple(a.shape)}")
         if self.dtype not in (mx.float32, mx.int64, mx.bool_):
             extras.append(f"dtype=lucid.{_dtype.dtype_name(self.dtype)}")
-        if self._fn is not None:
-            extras.append(f"grad_fn=<{self._fn.name()}>")
-        elif self._rg:
+        if self._node is not None:
+            extras.append(f"grad_fn=<{self._node.name()}>")
+        elif self._requires_grad:
             extras.append("requires_grad=True")
         return "Tensor(" + ", ".join([body] + extras) + ")"
 
@@ -372,7 +372,7 @@ class Tensor:
     def __format__(self, spec):
         # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
         # one-element tensor given a format spec (PyTorch raises TypeError there)
-        n = self._st.data.size
+        n = self._storage.data.size
         if self.ndim == 0 or (spec and n == 1):
             return format(_threads.item(self._values()), spec)
         return object.__format__(self, spec)
@@ -386,7 +386,7 @@ class Tensor:
 
     @property
     def requires_grad(self) -> bool:
-        return self._rg
+        return self._requires_grad
 
     @requires_grad.setter
     def requires_grad(self, flag: bool):
@@ -403,7 +403,7 @@ class Tensor:
 
     def _set_requires_grad(self, flag: bool, dtype_message: str):
         flag = bool(flag)
-        if self._fn is not None:
+        if self._node is not None:
             if not flag:
                 raise RuntimeError(
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
@@ -414,7 +414,7 @@ class Tensor:
         ex = self._extra
         if flag and ex is not None and ex.inference and not gm.state.inference:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
-        self._rg = flag
+        self._requires_grad = flag
 
     @property
     def volatile(self) -> bool:
@@ -424,7 +424,7 @@ class Tensor:
 
     @property
     def is_leaf(self) -> bool:
-        return self._fn is None
+        return self._node is None
 
     @property
     def grad_fn(self):
@@ -436,11 +436,11 @@ class Tensor:
                 "can clarify your code by moving both the view and the inplace either both inside the inference_mode "
                 "block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be "
                 "tracked).")
-        return self._fn
+        return self._node
 
     @property
     def output_nr(self) -> int:
-        return self._nr
+        return self._output_nr
 
     # PyTorch's private spellings of grad_fn and of the tensor's hooks: readable, and deleting them is refused with
     # PyTorch's errors (as deleting .data and .requires_grad is)
@@ -455,22 +455,22 @@ class Tensor:
     @property
     def _backward_hooks(self):
         """The hooks ``register_hook`` added (a dict in registration order), or None."""
-        if self._fn is None:
+        if self._node is None:
             return None if self._extra is None else self._extra.leaf_hooks
-        hooks = self._fn._hooks
-        return None if hooks is None else hooks.tensor_pre.get(self._nr)
+        hooks = self._node._hooks
+        return None if hooks is None else hooks.tensor_pre.get(self._output_nr)
 
     @_backward_hooks.setter
     def _backward_hooks(self, hooks):
         """Replace the tensor's hooks by the dict ``hooks`` (PyTorch code sets it to an empty OrderedDict)."""
-        if self._fn is None:
+        if self._node is None:
             if hooks is not None or self._extra is not None:
                 self._ex().leaf_hooks = hooks
         elif hooks is None:
-            if self._fn._hooks is not None:
-                self._fn._hooks.tensor_pre.pop(self._nr, None)
+            if self._node._hooks is not None:
+                self._node._hooks.tensor_pre.pop(self._output_nr, None)
         else:
-            self._fn.hooks().tensor_pre[self._nr] = hooks
+            self._node.hooks().tensor_pre[self._output_nr] = hooks
 
     @_backward_hooks.deleter
     def _backward_hooks(self):
@@ -481,11 +481,11 @@ class Tensor:
         ex = self._extra
         if ex is not None and ex.inference:
             raise RuntimeError("Inference tensors do not track version counter.")
-        return self._st.version
+        return self._storage.version
 
     @property
     def grad(self):
-        if self._fn is not None and not self.retains_grad:
+        if self._node is not None and not self.retains_grad:
             warnings.warn(
                 "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute "
                 "won't be populated during autograd.backward(). If you indeed want the .grad field to be populated "
@@ -519,8 +519,8 @@ class Tensor:
             self._grad = None
         else:
             g = self._grad
-            g._st.data = mx.zeros_like(g._st.data)
-            after_write(g._st, True)
+            g._storage.data = mx.zeros_like(g._storage.data)
+            after_write(g._storage, True)
 
     @property
     def retains_grad(self) -> bool:
@@ -528,20 +528,20 @@ class Tensor:
 
     def retain_grad(self) -> None:
         """Make a non-leaf keep its ``.grad`` after backward (a no-op on leaves)."""
-        if not self._rg:
+        if not self._requires_grad:
             raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
-        if self._fn is None or self.retains_grad:
+        if self._node is None or self.retains_grad:
             return
         self._ex().retains_grad = True
-        self._fn.hooks().retain[self._nr] = weakref.ref(self)
+        self._node.hooks().retain[self._output_nr] = weakref.ref(self)
 
     def detach(self) -> "Tensor":
         """A tensor that shares this one's data and version counter and is cut off from the graph (of a view: a
         view without history, so that it keeps seeing and writing its base's memory)."""
-        t = _wrap(self._st.data)
+        t = _wrap(self._storage.data)
         if self._extra is not None and self._extra.view_of is not None:
             return _views.make_view(t, self, None, None, alias=True)
-        t._st = self._st
+        t._storage = self._storage
         return t
 
     def detach_(self) -> "Tensor":
@@ -552,9 +552,9 @@ class Tensor:
                                "True, gradients are views of DDP buckets, and hence detach_() cannot be called on "
                                "these gradients. To fix this error, please refer to the Optimizer.zero_grad() "
                                "function in torch/optim/optimizer.py as the solution.")
-        self._fn = None
-        self._rg = False
-        self._nr = 0
+        self._node = None
+        self._requires_grad = False
+        self._output_nr = 0
         return self
 
     @property
@@ -569,18 +569,18 @@ class Tensor:
         """New data in a new storage (the views taken so far keep the old one) with the same version counter."""
         if value is None:
             raise TypeError("Variable data has to be a tensor, but got NoneType")
-        arr = value._st.data if isinstance(value, Tensor) else mx.array(value)
-        if self._rg and not _dtype.can_require_grad(arr.dtype):
+        arr = value._storage.data if isinstance(value, Tensor) else mx.array(value)
+        if self._requires_grad and not _dtype.can_require_grad(arr.dtype):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
-        old = self._st
+        old = self._storage
         st = _new(SharedStorage)
         st.data = arr
         st.views = None
         st.counter = counter_of(old)
-        self._st = st
+        self._storage = st
         if old.views is not None:  # views taken of this tensor write into the old storage from now on
             stand_in = _wrap(old.data)
-            stand_in._st = old
+            stand_in._storage = old
             for v in old.views.prune():
                 info = v._extra.view_of
                 if info.base is self:
@@ -616,7 +616,7 @@ class Tensor:
 
         ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it; see
         ``_change_shape``."""
-        d = self._st.data
+        d = self._storage.data
         if d.itemsize == 8 and d.dtype == mx.float64 and _cpu_route.gpu_default():  # (itemsize first: cheaper)
             with _cpu_route.on_cpu():  # the write and the views it re-derives are float64 ops
                 return self._inplace(compute, via_view, bump, inverse)
@@ -630,9 +630,9 @@ class Tensor:
             if view is not None and view.grad:
                 old = _views.fresh_value(self)
             else:
-                old = _wrap(self._st.data, self._fn, self._rg, self._nr)
+                old = _wrap(self._storage.data, self._node, self._requires_grad, self._output_nr)
             new = compute(old)
-            if new._rg and self._extra is not None and self._extra.fn_view is not None:
+            if new._requires_grad and self._extra is not None and self._extra.fn_view is not None:
                 _custom_view_error(self._extra.fn_view)  # (nothing has been written yet)
         else:
             new = compute(self)
@@ -647,24 +647,24 @@ class Tensor:
                 evaluate_later(self, write=True)
             else:  # the base's write re-derives every live view of the root, this one included
                 view.base._inplace(lambda b: _views.into_base(view, b, new), via_view=True, bump=bump)
-                if recording and new._fn is not None:  # a saved output is this view's value, at its new version
-                    new._fn.rebind_output(_views.own_output(self._st))
+                if recording and new._node is not None:  # a saved output is this view's value, at its new version
+                    new._node.rebind_output(_views.own_output(self._storage))
             return self
-        st = self._st
-        st.data = new._st.data
+        st = self._storage
+        st.data = new._storage.data
         if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
             after_write(st, bump)
             evaluate_later(self, write=True)
             return self
         if bump:  # before rebind_output: a node saving this output expects its new version
             st.version += 1
-        regraph = new._fn is not None or self._fn is not None
-        if new._fn is not None:
-            fn, nr, rg = self._fn, self._nr, self._rg
-            _views.rebind_grad_fn(self, new._fn, new._nr, True)
-            new._fn.rebind_output(st)
-            _views.unsave(self, new._fn, fn, lambda: _on_storage(st, fn, rg, nr))
-        elif self._fn is not None:  # the new value depends on nothing that requires grad
+        regraph = new._node is not None or self._node is not None
+        if new._node is not None:
+            fn, nr, rg = self._node, self._output_nr, self._requires_grad
+            _views.rebind_grad_fn(self, new._node, new._output_nr, True)
+            new._node.rebind_output(st)
+            _views.unsave(self, new._node, fn, lambda: _on_storage(st, fn, rg, nr))
+        elif self._node is not None:  # the new value depends on nothing that requires grad
             _views.rebind_grad_fn(self, None, 0, False)
         after_write(st, False, regraph)
         return self
@@ -675,8 +675,8 @@ class Tensor:
         gets the step, and the views taken of this tensor before keep their shape, values and writes
         (``_views.shape_changed``). The version goes up, as in PyTorch."""
         self._check_inplace(False)
-        fn = self._fn
-        st = self._st
+        fn = self._node
+        st = self._storage
         if fn is not None and getattr(fn, "out_st", None) is st:
             # the node that made the value keeps it in a storage of its own, with the old shape, at the version it
             # has now (its out_v stays, so an earlier write still shows; this change does not)
@@ -684,17 +684,17 @@ class Tensor:
             keep.data, keep.version, keep.views = st.data, st.version, None
             fn.out_st = keep
         recording = gm.state.grad
-        new = compute(_wrap(st.data, fn, self._rg, self._nr) if recording else self)
+        new = compute(_wrap(st.data, fn, self._requires_grad, self._output_nr) if recording else self)
         ex = self._extra
-        st.data = new._st.data
+        st.data = new._storage.data
         if ex is None or not ex.data_alias:
             st.version += 1
-        _views.shape_changed(self, compute, inverse, recording and self._rg)
+        _views.shape_changed(self, compute, inverse, recording and self._requires_grad)
         if not recording:
             evaluate_later(self, write=True)
-        elif new._fn is not None:
-            _views.rebind_grad_fn(self, new._fn, new._nr, True)
-            new._fn.rebind_output(st)
+        elif new._node is not None:
+            _views.rebind_grad_fn(self, new._node, new._output_nr, True)
+            new._node.rebind_output(st)
         elif fn is not None:
             _views.rebind_grad_fn(self, None, 0, False)
         return self
@@ -705,7 +705,7 @@ class Tensor:
         _views.leave(self, _wrap)
         self.data = _wrap(arr)
         ex = self._extra
-        after_write(self._st, ex is None or not ex.data_alias)
+        after_write(self._storage, ex is None or not ex.data_alias)
         evaluate_later(self, write=True)
         return self
 
@@ -717,11 +717,11 @@ class Tensor:
                                "https://github.com/pytorch/rfcs/pull/17 for more details.")
         if not gm.state.grad:
             return
-        if ex is not None and ex.inference_view and self._rg:
+        if ex is not None and ex.inference_view and self._requires_grad:
             raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
         if ex is not None and ex.view_of is not None and not ex.view_of.alias:
             _check_view_mode(self)
-        if self._rg and self._fn is None:
+        if self._requires_grad and self._node is None:
             if via_view:
                 raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place "
                                    "operation.")
@@ -733,7 +733,7 @@ class Tensor:
             view.base._check_inplace(True)
 
     def _conform_inplace(self, new: "Tensor") -> "Tensor":
-        a, b = self._st.data, new._st.data
+        a, b = self._storage.data, new._storage.data
         if b.shape != a.shape:
             raise RuntimeError(f"output with shape {_shape_str(a.shape)} doesn't match the broadcast shape "
                                f"{_shape_str(b.shape)}")
@@ -743,7 +743,7 @@ class Tensor:
                                    f"type {_dtype.dtype_name(a.dtype)}")
             # cast the fresh result's own storage: its node keeps its name (AddBackward0, as in PyTorch) and the
             # engine casts the incoming gradient to this dtype, read from that storage
-            new._st.data = _cpu_route.build(b.astype, a.dtype)
+            new._storage.data = _cpu_route.build(b.astype, a.dtype)
         return new
 
     def _set_view_of(self, base: "Tensor", fn, write_back, error: str | None = None) -> "Tensor":
@@ -756,11 +756,11 @@ class Tensor:
         bex = base._extra
         if bex is not None and bex.inference:
             ex.inference = True
-            self._fn, self._rg, self._nr = None, False, 0
+            self._node, self._requires_grad, self._output_nr = None, False, 0
         elif gm.state.inference:
             ex.inference = False
             ex.inference_view = True
-            self._rg = base._rg
+            self._requires_grad = base._requires_grad
         return self
 
 

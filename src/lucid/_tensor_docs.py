@@ -31,16 +31,69 @@ DOCS = {
     "is_xpu": "False (lucid has no Intel GPU device).",
 }
 
+# the arguments of Tensor methods whose meaning is their own (the common ones are in lucid/_params.py); the same
+# function objects are lucid's functions, so ``help(lucid.addmm)`` shows them too
 PARAMS = {
-    "size": ":param dim: a dimension: its size is returned instead of the whole shape.",
-    "requires_grad_": ":param requires_grad: whether to record operations on this tensor.",
-    "zero_grad": ":param set_to_none: set ``.grad`` to None (default) instead of filling it with zeros.",
-    "register_hook": ":param hook: ``hook(grad)``, returning None or a replacement gradient.\n"
-                     ":returns: a handle whose ``remove()`` unregisters the hook.",
-    "register_post_accumulate_grad_hook": ":param hook: ``hook(tensor)``, called with this leaf.\n"
-                                          ":returns: a handle whose ``remove()`` unregisters the hook.",
-    "to": ":param args: a dtype, a device, a device and a dtype, or another tensor (its dtype).\n"
-          ":param dtype: the dtype to cast to.\n:param device: the device (lucid's one device accepts its names).\n"
-          ":param copy: return a copy even when nothing changes.\n"
-          ":param non_blocking: accepted for PyTorch's signature.\n:returns: ``self`` when nothing changes.",
+    "size": {"dim": "a dimension: its size is returned instead of the whole shape."},
+    "requires_grad_": {"requires_grad": "whether to record operations on this tensor."},
+    "zero_grad": {"set_to_none": "set ``.grad`` to None (default) instead of filling it with zeros."},
+    "register_hook": {"hook": "``hook(grad)``, returning None or a replacement gradient; returns a handle whose "
+                              "``remove()`` unregisters it."},
+    "register_post_accumulate_grad_hook": {"hook": "``hook(tensor)``, called with this leaf; returns a handle whose "
+                                                   "``remove()`` unregisters it."},
+    "to": {"args": "a dtype, a device, a device and a dtype, or another tensor (its dtype).",
+           "dtype": "the dtype to cast to.", "device": "the device (lucid's one device accepts its names).",
+           "copy": "return a copy even when nothing changes.",
+           "non_blocking": "accepted for PyTorch's signature."},
+    **{n: {"beta": "the multiplier of ``input`` (the added term)."} for n in ("addbmm", "addbmm_", "addmm", "addmm_", "addr", "addr_", "baddbmm", "baddbmm_")},
+    **{n: {"mat": "the matrix, (n, m).", "beta": "the multiplier of ``input`` (the added term)."} for n in ("addmv", "addmv_")},
+    **{n: {"value": "the multiplier of the product (or quotient) of ``tensor1`` and ``tensor2``."}
+       for n in ("addcdiv", "addcdiv_", "addcmul", "addcmul_")},
+    **{n: {"p": "the probability of a one (default: the input's values)."} for n in ("bernoulli", "bernoulli_")},
+    "cauchy_": {"median": "the location of the Cauchy distribution.", "sigma": "its scale."},
+    "cholesky_inverse": {"L": "unused by the method form: ``self`` is the Cholesky factor."},
+    "cholesky_solve": {"B": "the right-hand sides.", "L": "the Cholesky factor of the matrix."},
+    "cov": {"fweights": "integer frequency weights, one per observation.",
+            "aweights": "observation weights, one per observation."},
+    "diff": {"n": "how many times to difference."},
+    "dist": {"p": "the norm's order."},
+    "dot": {"tensor": "the other vector."},
+    "fill_": {"value": "the value every element becomes."},
+    "fill_diagonal_": {"wrap": "for a tall matrix, restart the diagonal after every N + 1 rows."},
+    "geometric_": {"p": "the probability of success of each trial."},
+    "histogram": {"range": "(min, max) of the bins (default: the data's).", "weight": "a weight per element.",
+                  "density": "normalize to a probability density."},
+    **{n: {"source": "the values added at the indices."} for n in ("index_add", "index_add_")},
+    **{n: {"source": "the values copied to the indices."} for n in ("index_copy", "index_copy_")},
+    **{n: {"source": "the values reduced into the indices."} for n in ("index_reduce", "index_reduce_")},
+    **{n: {"value": "the value written at the indices."} for n in ("index_fill", "index_fill_")},
+    **{n: {"value": "the value written where ``mask`` is True."} for n in ("masked_fill", "masked_fill_")},
+    **{n: {"source": "the values written, in order, where ``mask`` is True."}
+       for n in ("masked_scatter", "masked_scatter_")},
+    **{n: {"source": "the values written at the flat indices."} for n in ("put", "put_")},
+    **{n: {"value": "a scalar written at the indices (instead of ``src``)."} for n in ("scatter", "scatter_")},
+    **{n: {"source": "the dimension(s) to move.", "destination": "where they go."} for n in ("moveaxis", "movedim")},
+    "kthvalue": {"k": "which smallest value (1 is the smallest)."},
+    "topk": {"k": "how many values."},
+    "rot90": {"k": "how many quarter turns (counter-clockwise from the first of ``dims`` to the second)."},
+    **{n: {"weight": "the interpolation weight (a number or a tensor)."} for n in ("lerp", "lerp_")},
+    "lu": {"pivot": "partial pivoting (only True: MLX's LU pivots).",
+           "get_infos": "also return the factorization's info (0: success)."},
+    "lu_solve": {"b": "unused by the method form: ``self`` is the right-hand side.",
+                 "LU_data": "the LU factors, from ``lu``.", "LU_pivots": "the pivots, from ``lu``."},
+    "matrix_power": {"n": "the power (negative: of the inverse)."},
+    **{n: {"p": "the dimension of the multivariate gamma."} for n in ("mvlgamma", "mvlgamma_")},
+    "norm": {"p": "the norm's order ('fro', 'nuc', a number, inf)."},
+    "orgqr": {"tau": "the Householder coefficients, from ``geqrf``."},
+    "ormqr": {"tau": "the Householder coefficients, from ``geqrf``.", "left": "multiply from the left.",
+              "transpose": "multiply by Q's transpose."},
+    **{n: {"n": "the order of the derivative of the digamma function."} for n in ("polygamma", "polygamma_")},
+    **{n: {"p": "the norm's order.", "maxnorm": "the largest norm a sub-tensor may keep."}
+       for n in ("renorm", "renorm_")},
+    "split": {"tensor": "unused by the method form: ``self`` is split."},
+    "to_dense": {"masked_grad": "accepted for PyTorch's signature."},
+    "to_sparse": {"sparse_dim": "how many leading dimensions are sparse.", "blocksize": "not supported (None).",
+                  "dense_dim": "how many trailing dimensions stay dense."},
+    "triangular_solve": {"b": "unused by the method form.", "transpose": "solve with the matrix's transpose."},
+    "unfold": {"dimension": "the dimension to slide along."},
 }

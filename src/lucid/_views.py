@@ -14,7 +14,7 @@ own tensor with its own array, so the model has three parts:
   ``.data`` or ``detach()``), each live view gets its value again from the root, and — when the write changed the
   root's history — a view created with grad mode on also gets its grad_fn again: ``fn(base)`` recorded on the base's
   new history (PyTorch regenerates the view's grad_fn the same way, ``AsStridedBackward0`` there, the view op's
-  own node here). The eager choice keeps the hot path untouched: every op reads ``t._st.data`` and ``t._fn``
+  own node here). The eager choice keeps the hot path untouched: every op reads ``t._storage.data`` and ``t._node``
   directly, and those are always current, so a tensor that is neither a view nor a base costs nothing more than
   one ``views = None`` slot, and a view costs nothing when it is read. The price is paid only by writes to a
   storage that has live views: one lucid op per live view (MLX is lazy: nothing is computed until read).
@@ -125,14 +125,14 @@ def make_view(view, base, fn, write_back, error=None, alias: bool = False):
     if alias:
         root, steps = b.root, b.steps
     elif b is None:
-        root, steps = base._st, ((fn, write_back),)
+        root, steps = base._storage, ((fn, write_back),)
     else:
         root, steps = b.root, b.steps + ((fn, write_back),)
     st = object.__new__(SharedStorage)
-    st.data = view._st.data
+    st.data = view._storage.data
     st.views = None
     st.counter = counter_of(root)
-    view._st = st
+    view._storage = st
     view._ex().view_of = ViewInfo(None if alias else base, root, steps, gm.state.grad and not alias, alias, error)
     views = root.views
     if views is None:
@@ -162,7 +162,7 @@ def write_into(b, steps, new):
 
 def write_through(root_data, steps, new, wrap):
     """The root's new data after writing ``new`` into the view that ``steps`` take (unrecorded)."""
-    return write_into(wrap(root_data), steps, new)._st.data
+    return write_into(wrap(root_data), steps, new)._storage.data
 
 
 # Tensor._extra.inference_view of a view taken in inference mode whose base (or another view of it) was then
@@ -176,14 +176,14 @@ def refresh(st: Storage, regraph: bool, wrap) -> None:
     for v in st.views.prune():
         info = v._extra.view_of
         base = info.base
-        if regraph and v._extra.inference_view and base._rg:
+        if regraph and v._extra.inference_view and base._requires_grad:
             v._extra.inference_view = REBASED_INFERENCE_VIEW  # PyTorch refuses its grad_fn from now on
-        if regraph and info.grad and (base._rg or v._fn is not None):
+        if regraph and info.grad and (base._requires_grad or v._node is not None):
             r = from_base(info, base)  # recorded: the view's history now goes through the base's new one
-            rebind_grad_fn(v, r._fn, r._nr, r._rg)
+            rebind_grad_fn(v, r._node, r._output_nr, r._requires_grad)
         else:
             r = derive(st.data, info.steps, wrap)
-        v._st.data = r._st.data
+        v._storage.data = r._storage.data
 
 
 def own_steps(info) -> tuple:
@@ -224,7 +224,7 @@ def _history_alias(t):
     """A tensor that shares ``t``'s storage (value, version counter) and its place in the graph now, but not its
     later place, nor its hooks or view bookkeeping."""
     a = object.__new__(type(t))
-    a._st, a._fn, a._rg, a._nr = t._st, t._fn, t._rg, t._nr
+    a._storage, a._node, a._requires_grad, a._output_nr = t._storage, t._node, t._requires_grad, t._output_nr
     a._grad = a._accum = a._extra = None
     return a
 
@@ -242,10 +242,10 @@ def own_output(st: Storage) -> Storage:
 
 def rebind_grad_fn(t, fn, nr: int, rg: bool) -> None:
     """Give ``t`` a new place in the graph; ``retain_grad()`` moves with it, as in PyTorch."""
-    old_fn, old_nr = t._fn, t._nr
-    if old_fn is not None and getattr(old_fn, "out_st", None) is t._st:
-        old_fn.out_st = own_output(t._st)  # its out_v stays: it still notices the writes since
-    t._fn, t._nr, t._rg = fn, nr, rg
+    old_fn, old_nr = t._node, t._output_nr
+    if old_fn is not None and getattr(old_fn, "out_st", None) is t._storage:
+        old_fn.out_st = own_output(t._storage)  # its out_v stays: it still notices the writes since
+    t._node, t._output_nr, t._requires_grad = fn, nr, rg
     ex = t._extra
     if ex is None or not ex.retains_grad:
         return
@@ -304,7 +304,7 @@ def shape_changed(t, compute, inverse, recorded: bool) -> None:
     was recorded in ``t``'s history (then a view taken of it in inference mode has an ambiguous one)."""
     info = info_of(t)
     if info is None:  # t's storage is a root: every view of it derives from the reshaped data
-        root, path, depth, family = t._st, (), 0, None
+        root, path, depth, family = t._storage, (), 0, None
     else:
         root, depth = info.root, len(info.steps)
         info.steps = path = info.steps + ((compute, lambda b, v: inverse(v)),)
@@ -335,7 +335,7 @@ def leave(t, wrap) -> None:
         vi = v._extra.view_of
         if vi.base is t:
             if stand_in is None:
-                stand_in = make_view(wrap(t._st.data), t, None, None, alias=True)
+                stand_in = make_view(wrap(t._storage.data), t, None, None, alias=True)
             vi.base = stand_in
     t._extra.view_of = None
     views.refs = [r for r in views.refs if r() is not t]
@@ -374,10 +374,10 @@ def _check_view_mode(t) -> None:
     """PyTorch's creation-mode rule for a write with grad mode on: a view taken in no_grad or inference mode, or a
     view of such a view, may not be written in place when the write would require grad (the tensor or a base it was
     taken of requires grad), since whether that write belongs in the graph is ambiguous."""
-    rg = t._rg
+    rg = t._requires_grad
     fn_view = t._extra.fn_view
     if fn_view is not None:  # a custom Function's output or an off-graph unbind piece: their own messages
-        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._rg):
+        if type(fn_view) is not tuple and (rg or t._extra.view_of.base._requires_grad):
             _custom_view_error(fn_view)
         return  # (a recorded Function's view is refused once the write is known to be recorded)
     cur = t
@@ -387,7 +387,7 @@ def _check_view_mode(t) -> None:
         if view is None or view.alias:
             return
         base = view.base
-        rg = rg or base._rg
+        rg = rg or base._requires_grad
         if not view.grad:  # taken with grad mode off
             break
         cur = base
@@ -396,12 +396,12 @@ def _check_view_mode(t) -> None:
     inference = ex.inference_view
     mode, block = ("inference mode", "inference_mode") if inference else ("no_grad mode", "no_grad")
     action = "in normal mode" if inference else "with grad mode enabled"
-    if cur is t or t._fn is None:
+    if cur is t or t._node is None:
         if inference:
             raise RuntimeError(_INFERENCE_VIEW_MESSAGE)
         first = f"A view was created in {mode} and is being modified inplace {action}."
     else:
-        name = re.sub(r"Backward\d*$", "", t._fn.name())
-        first = (f"Output {t._nr} of {name} is a view of a view which was created in {mode} and is being modified "
+        name = re.sub(r"Backward\d*$", "", t._node.name())
+        first = (f"Output {t._output_nr} of {name} is a view of a view which was created in {mode} and is being modified "
                  f"inplace {action}.")
     raise RuntimeError(first + _NO_GRAD_VIEW_ADVICE.format(block))

@@ -98,7 +98,7 @@ def _check_all_tensors(tree) -> None:
 
 
 def _arrays(tree) -> list:
-    return [t._st.data for t in _leaves(tree)]
+    return [t._storage.data for t in _leaves(tree)]
 
 
 def _tensors(tree, arrays):
@@ -194,7 +194,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
             if out.ndim != 0:
                 raise RuntimeError(f"{api}: Expected f(*args) to return a scalar Tensor, got tensor with "
                                    f"{out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
-            return out._st.data, _arrays(aux)
+            return out._storage.data, _arrays(aux)
 
         (value, aux_arrays), grads = _transformed(api, lambda: mx.value_and_grad(scalar)(traced.primals))
         g = traced.per_argnum([_wrap(a) for a in grads], argnums)
@@ -407,7 +407,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             return _arrays(out)
 
         outs = _transformed(api, lambda: mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(
-            *[t._st.data for t, _ in mapped]))
+            *[t._storage.data for t, _ in mapped]))
         out = box[0]
         odims = _out_dims(out_dims, out, api)
         return _unflatten(out, (_wrap(a if d == 0 else mx.moveaxis(a, 0, d)) for a, d in zip(outs, odims)))

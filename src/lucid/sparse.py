@@ -165,7 +165,7 @@ class SparseTensor:
         invariant error, raised now or at the next evaluation); indices already computed are checked once."""
         if self._rows is not None:
             return self._rows
-        idx = self._idx._st.data
+        idx = self._idx._storage.data
         known = is_known(idx)
         rows = [checked_index(mark_known(idx[d]) if known else idx[d], n, _index_error(d, n), "sparse_coo_tensor")
                 for d, n in enumerate(self._size[:self.sparse_dim()])]
@@ -204,7 +204,7 @@ class SparseTensor:
         uniq, inverse = unique(self._linear(), sorted=True, return_inverse=True)
         vals = index_add(zeros(uniq.shape[0], *self._size[self.sparse_dim():], dtype=self.dtype), 0, inverse,
                          self._vals)
-        rows, rest = [], uniq._st.data
+        rows, rest = [], uniq._storage.data
         for n in reversed(self._size[:self.sparse_dim()]):  # the linear position read back, last dim first
             rows.append(rest % n)
             rest = rest // n
@@ -327,7 +327,7 @@ def _add_sparse(a: SparseTensor, b: SparseTensor) -> SparseTensor:
 # ---------------------------------------------------------------------------------------------------- creation
 def _host_check(indices: Tensor, size: tuple) -> None:
     """``check_invariants``: every index read now, PyTorch's error for the first bad one (dim by dim)."""
-    host = _threads.to_numpy(indices._st.data, copy=None)
+    host = _threads.to_numpy(indices._storage.data, copy=None)
     for d in range(host.shape[0]):
         row = host[d]
         if row.size and row.min() < 0:
@@ -355,7 +355,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
                            f"values: {vals.shape[0] if vals.ndim else 1}")
     dense = tuple(vals.shape[1:])
     if size is None:  # the smallest size holding every index
-        host = _threads.to_numpy(idx._st.data, copy=None)
+        host = _threads.to_numpy(idx._storage.data, copy=None)
         if host.size and host.min() < 0:
             d = int(host.min(axis=1).argmin())
             raise _index_error(d, 0)(int(host[d].min()))
@@ -390,7 +390,7 @@ def _to_sparse(self: Tensor, sparse_dim: int | None = None, *, layout=None, bloc
         if self.ndim:
             raise RuntimeError("dense_to_sparse: sparse_dim argument must be in >0 when self.dim()>0")
         return SparseTensor(_wrap(mx.zeros((0, 1), mx.int64)), self.reshape(1), (), True)  # a 0-d tensor: one value
-    nonzero = self._st.data != 0
+    nonzero = self._storage.data != 0
     if sd < self.ndim:  # a slice is stored when any of its entries is nonzero
         nonzero = mx.any(nonzero, axis=tuple(range(sd, self.ndim)))
     where = np.stack(np.nonzero(_threads.to_numpy(nonzero, copy=None))).astype(np.int64)  # row-major: coalesced

@@ -114,13 +114,13 @@ class Casting:
 
     def _to(self, a, target):
         if isinstance(a, Tensor):
-            dt = a._st.data.dtype
+            dt = a._storage.data.dtype
             if dt == target or dt not in _ELIGIBLE:
                 return a
             cache = self.cache
-            if cache is not None and dt == mx.float32 and a._rg and a._fn is None and gm.state.grad:
+            if cache is not None and dt == mx.float32 and a._requires_grad and a._node is None and gm.state.grad:
                 hit = cache.get(id(a))
-                version = a._st.version
+                version = a._storage.version
                 if hit is not None and hit[0] is a and hit[1] == version and hit[2].dtype == target:
                     return hit[2]
                 low = _cast(a, target)
@@ -138,8 +138,8 @@ def _widest(args: tuple, kwargs: dict):
     seen = set()
     for a in list(args) + list(kwargs.values()):
         for t in (a if isinstance(a, (list, tuple)) else (a,)):
-            if isinstance(t, Tensor) and t._st.data.dtype in _ELIGIBLE:
-                seen.add(t._st.data.dtype)
+            if isinstance(t, Tensor) and t._storage.data.dtype in _ELIGIBLE:
+                seen.add(t._storage.data.dtype)
     if not seen:
         return None
     return seen.pop() if len(seen) == 1 else mx.float32

@@ -115,7 +115,7 @@ class GradScaler:
                         continue
                     if g.dtype == mx.float16:
                         raise ValueError("Attempting to unscale FP16 gradients.")
-                    a = g._st.data
+                    a = g._storage.data
                     bad = mx.logical_not(mx.all(mx.isfinite(a)))
                     found_inf = bad if found_inf is None else mx.logical_or(found_inf, bad)
                     g.mul_(_wrap(inv_scale.astype(a.dtype)))
@@ -154,7 +154,7 @@ class GradScaler:
                 if new_scale.numel() != 1 or new_scale.dtype != mx.float32 or new_scale.requires_grad:
                     raise AssertionError("new_scale should be a float or a 1-element lucid.FloatTensor with "
                                          "requires_grad=False.")
-                self._scale = new_scale._st.data.reshape(())
+                self._scale = new_scale._storage.data.reshape(())
             else:
                 self._scale = mx.array(float(new_scale), mx.float32)
         else:

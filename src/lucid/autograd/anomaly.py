@@ -129,7 +129,7 @@ def check_gradients(node, grads) -> None:
     if not _state["check_nan"]:
         return
     for i, g in enumerate(grads):
-        if g is not None and mx.issubdtype(g._st.data.dtype, mx.inexact) and bool(mx.any(mx.isnan(g._st.data))):
+        if g is not None and mx.issubdtype(g._storage.data.dtype, mx.inexact) and bool(mx.any(mx.isnan(g._storage.data))):
             trace = _traces.get(node, (None,))[0]
             where = ("\nTraceback of the forward call that created this node:\n" + trace) if trace else (
                 "\n(No forward trace: the node was recorded while anomaly detection was off.)")

@@ -52,14 +52,14 @@ def _holds_float64(tensors) -> bool:
     """Whether a root, an output of a node reachable from the roots or a tensor such a node saved is float64."""
     f64 = mx.float64
     roots = [tensors] if isinstance(tensors, Tensor) else [t for t in tensors if isinstance(t, Tensor)]
-    if any(t._st.data.dtype == f64 for t in roots):
+    if any(t._storage.data.dtype == f64 for t in roots):
         return True
-    stack = [t._fn for t in roots if t._fn is not None]
+    stack = [t._node for t in roots if t._node is not None]
     seen = set(stack)
     while stack:
         node = stack.pop()
         saved = getattr(node, "args", None)  # an op's saved inputs: one that needs no gradient still feeds the VJPs
-        if type(saved) is tuple and any(isinstance(a, Tensor) and a._st.data.dtype == f64 for a in saved):
+        if type(saved) is tuple and any(isinstance(a, Tensor) and a._storage.data.dtype == f64 for a in saved):
             return True
         for e in node.next:
             if e is not None and e[0] not in seen:
@@ -100,11 +100,11 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     if inputs is not None:
         inputs = _as_inputs(inputs, "backward")
         for t in inputs:
-            if isinstance(t, Tensor) and not t._rg:
+            if isinstance(t, Tensor) and not t._requires_grad:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     seeds = _make_seeds(roots, grad_tensors, allow_scalars=False)
     for i, t in enumerate(roots):
-        if not t._rg:
+        if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
@@ -127,7 +127,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     _execute([edge_of(t) for t in roots], seeds, retain_graph, create_graph, accumulate, targets, None)
     if not is_compiling():
         for t in roots:
-            if t._st.data.size == 1:  # the loss: computed by the optimizer's evaluation, so reading it is free
+            if t._storage.data.size == 1:  # the loss: computed by the optimizer's evaluation, so reading it is free
                 evaluate_later(t)
 
 
@@ -176,7 +176,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
     single = isinstance(inputs, (Tensor, GradientEdge))
     inputs = _as_inputs(inputs, "grad")
     for t in inputs:
-        if not isinstance(t, GradientEdge) and not t._rg:
+        if not isinstance(t, GradientEdge) and not t._requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     outputs = _as_tensors(outputs)
     seeds_in = grad_outputs
@@ -185,11 +185,11 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
         if len(seeds_in) < len(outputs):
             raise RuntimeError(f"got {len(outputs)} tensors and {len(seeds_in)} gradients")
     if allow_unused:  # the seed contract: with allow_unused, outputs that have no graph are skipped
-        keep = [i for i, o in enumerate(outputs) if o._rg]
+        keep = [i for i, o in enumerate(outputs) if o._requires_grad]
         outputs = [outputs[i] for i in keep]
         seeds_in = None if seeds_in is None else [seeds_in[i] for i in keep]
     for i, t in enumerate(outputs):
-        if not t._rg:
+        if not t._requires_grad:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
     if retain_graph is None:
         retain_graph = create_graph
@@ -207,7 +207,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
             if materialize_grads:
                 if isinstance(t, GradientEdge):  # an edge has no tensor to take the zeros' shape from
                     raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
-                results[i] = _wrap(mx.zeros_like(t._st.data), rg=bool(create_graph))
+                results[i] = _wrap(mx.zeros_like(t._storage.data), rg=bool(create_graph))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {i} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
@@ -261,9 +261,9 @@ def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        a = out._st.data
+        a = out._storage.data
         if g is None:
-            if not out._rg:
+            if not out._requires_grad:
                 seeds.append(None)
                 continue
             if a.size != 1:
@@ -273,7 +273,7 @@ def _make_seeds(outputs: list, grads, allow_scalars: bool) -> list:
                                    f"{dtype_name(a.dtype)}")
             seeds.append(_wrap(mx.ones(a.shape, a.dtype)))
         elif isinstance(g, Tensor):
-            ga = g._st.data
+            ga = g._storage.data
             if ga.shape != a.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {_size_str(ga.shape)} and "
                                    f"output[{i}] has a shape of {_size_str(a.shape)}.")
@@ -444,7 +444,7 @@ def _fast_walk(roots, seeds, retain_graph, create_graph, accumulate, targets, ca
     buffers: dict = {}
     undefined: set = set()  # nodes an undefined (None) gradient was sent to: they run even if nothing else comes
     for (node, nr), seed in pairs:
-        _add_to(buffers, node, nr, seed._st.data if raw else seed)
+        _add_to(buffers, node, nr, seed._storage.data if raw else seed)
 
     mode_before, autocast_before = gm.state.grad, gm.state.autocast
     gm.state.grad = bool(create_graph)
@@ -472,10 +472,10 @@ def _fast_walk(roots, seeds, retain_graph, create_graph, accumulate, targets, ca
                         old = var._grad
                         if old is None:
                             var._grad = _wrap(g)  # a new Tensor, as _fresh makes (MLX arrays are never written)
-                        elif old._rg:
+                        elif old._requires_grad:
                             var._grad = old + _wrap(g)
                         else:
-                            st = old._st
+                            st = old._storage
                             st.data = st.data + g
                             after_write(st, True)
                         continue
@@ -544,7 +544,7 @@ def _pass_on(buffers: dict, node, nxt, in_grads, needed, raw: bool, undefined: s
             undefined.add(m)
             continue
         shape, dtype = m.output_meta(nr)
-        a = g if raw else g._st.data
+        a = g if raw else g._storage.data
         if not (a.shape == shape and a.dtype == dtype):  # (MLX's dtype == costs 2/3 of its !=)
             # (a custom Function may return a float64 gradient in a float32 graph: cast on the CPU on a GPU default)
             g = (_cpu_route.build(_conform_array, a, shape, dtype, node, i) if raw
@@ -591,16 +591,16 @@ def _finish(node, hooks, grads, in_grads, buffers, needed, retain_graph, raw, un
     if hooks is not None and hooks.post:
         in_grads = _post_hooks(hooks, in_grads, grads)
     if raw:
-        in_grads = [g if g is None else g._st.data for g in in_grads]
+        in_grads = [g if g is None else g._storage.data for g in in_grads]
     _pass_on(buffers, node, node.next, in_grads, needed, raw, undefined)
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:
     """A new tensor for a gradient we hand out: it must not alias a seed or another tensor's storage, and with
     create_graph it must stay connected to g's graph (g may be a seed leaf that requires grad)."""
-    if create_graph and g._rg:
-        return g.clone() if g._fn is None else _wrap(g._st.data, g._fn, True, g._nr)
-    return _wrap(g._st.data)
+    if create_graph and g._requires_grad:
+        return g.clone() if g._node is None else _wrap(g._storage.data, g._node, True, g._output_nr)
+    return _wrap(g._storage.data)
 
 
 def _add_to(buffers: dict, node, nr: int, g: Tensor) -> None:
@@ -613,7 +613,7 @@ def _add_to(buffers: dict, node, nr: int, g: Tensor) -> None:
 
 def _conform(g: Tensor, shape: tuple, dtype, producer, index: int) -> Tensor:
     """Sum a gradient back over broadcast dimensions and cast it to the dtype of the tensor it is for."""
-    a = g._st.data
+    a = g._storage.data
     gshape = a.shape
     if gshape != shape:
         lead, dims = _broadcast_dims(gshape, shape, producer, index)
@@ -704,7 +704,7 @@ def _checked(fn, g, r):
     if r.dtype != g.dtype:
         raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the type of value (was {_type_name(g.dtype)} got "
                            f"{_type_name(r.dtype)})")
-    if r._st.data.shape != g._st.data.shape:
+    if r._storage.data.shape != g._storage.data.shape:
         raise RuntimeError(f"hook '{_hook_name(fn)}' has changed the size of value")
     return r
 
@@ -754,9 +754,9 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
     if old is None:
         # a fresh tensor: .grad must never alias a seed the caller holds or another tensor's grad
         var._grad = _fresh(g, create_graph)
-    elif create_graph or old._rg:
+    elif create_graph or old._requires_grad:
         var._grad = old + g
     else:
-        st = old._st
-        st.data = st.data + g._st.data
+        st = old._storage
+        st.data = st.data + g._storage.data
         after_write(st, True)

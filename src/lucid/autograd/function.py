@@ -57,7 +57,7 @@ class FunctionCtx(Node):
                 raise TypeError(f"save_for_backward can only save variables, but argument {i} is of type "
                                 f"{type(t).__name__}")
         self._saved = tensors
-        self._saved_versions = tuple(None if t is None else t._st.version for t in tensors)
+        self._saved_versions = tuple(None if t is None else t._storage.version for t in tensors)
 
     @property
     def saved_tensors(self) -> tuple:
@@ -68,8 +68,8 @@ class FunctionCtx(Node):
                 return read_dropped(self, lambda: self.saved_tensors)
             self._unpack_recomputed()
         for t, v in zip(self._saved, self._saved_versions):
-            if t is not None and t._st.version != v:
-                _version_error(t, t._st.version, v)
+            if t is not None and t._storage.version != v:
+                _version_error(t, t._storage.version, v)
         return tuple(self._saved)
 
     def _unpack_recomputed(self) -> None:
@@ -229,28 +229,28 @@ class Function(metaclass=_FunctionMeta):
                 ctx._out_meta.append(None)
                 wrapped.append(o)
                 continue
-            ctx._out_meta.append((o._st.data.shape, o._st.data.dtype))
+            ctx._out_meta.append((o._storage.data.shape, o._storage.data.dtype))
             as_is = id(o) in ids_in and id(o) not in ctx._dirty
             if as_is:  # an input returned as is: a new alias, as PyTorch does
-                out = _wrap(o._st.data)
-                out._st = o._st
+                out = _wrap(o._storage.data)
+                out._storage = o._storage
             else:  # a new tensor, or an input forward modified in place (mark_dirty): it becomes the output
                 out = o
             view = as_is or (id(o) not in ctx._dirty and o._extra is not None and o._extra.view_of is not None)
             if record and id(o) not in ctx._non_diff and can_require_grad(o.dtype):
-                out._fn, out._nr, out._rg = ctx, nr, True
+                out._node, out._output_nr, out._requires_grad = ctx, nr, True
                 if out is o and id(o) in ctx._dirty:
                     _record_write_through(out)
             elif record and id(o) in ctx._non_diff:
                 ctx._non_diff_nrs += (nr,)
             # writing into such a view in place would bypass this Function's backward: Tensor._inplace refuses it
             if view and (not record or id(o) not in ctx._non_diff):
-                out._ex().fn_view = (cls.__name__, nr) if out._fn is ctx else True
+                out._ex().fn_view = (cls.__name__, nr) if out._node is ctx else True
             wrapped.append(out)
         if not record:
             return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
         ctx.num_outputs = len(ctx._out_meta)
-        ctx._saved_versions = tuple(None if t is None else t._st.version for t in ctx._saved)
+        ctx._saved_versions = tuple(None if t is None else t._storage.version for t in ctx._saved)
         return tuple(wrapped) if isinstance(raw, tuple) else wrapped[0]
 
 
@@ -402,7 +402,7 @@ def _apply_in_mlx_transform(cls, args, kwargs):
     def forward(*arrays):
         _, raw = _run_forward(cls, args, kwargs, arrays, positions)
         structure[:] = [isinstance(raw, tuple)]
-        return tuple(o._st.data for o in _as_tuple(raw))
+        return tuple(o._storage.data for o in _as_tuple(raw))
 
     def vjp(primals, cotangents):
         ctx, _ = _run_forward(cls, args, kwargs, primals, positions)
@@ -412,7 +412,7 @@ def _apply_in_mlx_transform(cls, args, kwargs):
         for k, (i, p) in enumerate(zip(positions, primals)):
             g = grads[i] if i < len(grads) else None
             # summed back over broadcast dims and cast, by the engine's own rule
-            out.append(mx.zeros_like(p) if g is None else _conform(g, p.shape, p.dtype, ctx, k)._st.data)
+            out.append(mx.zeros_like(p) if g is None else _conform(g, p.shape, p.dtype, ctx, k)._storage.data)
         return tuple(out)
 
     def jvp(primals, tangents):
@@ -421,7 +421,7 @@ def _apply_in_mlx_transform(cls, args, kwargs):
         for i, t in zip(positions, tangents):
             full[i] = _wrap(t)
         with gm.no_grad():
-            return tuple(o._st.data for o in _as_tuple(cls.jvp(ctx, *full)))
+            return tuple(o._storage.data for o in _as_tuple(cls.jvp(ctx, *full)))
 
     has_jvp = _overrides(cls, "jvp")
     f = _custom(forward, vjp, jvp if has_jvp else None)
@@ -449,11 +449,11 @@ def _apply_in_mlx_transform(cls, args, kwargs):
                                        f"{type(result) if not isinstance(result, tuple) else len(result)} instead")
                 out, dims = result
                 outs, dims = _as_tuple(out), _as_tuple(dims)
-                outs = tuple(o._st.data if d is not None else mx.broadcast_to(o._st.data[None], (size, *o.shape))
+                outs = tuple(o._storage.data if d is not None else mx.broadcast_to(o._storage.data[None], (size, *o.shape))
                              for o, d in zip(outs, dims))
                 return outs, tuple(0 if d is None else d for d in dims)
 
-    outs = f(*[args[i]._st.data for i in positions])
+    outs = f(*[args[i]._storage.data for i in positions])
     wrapped = [_wrap(o) for o in _as_tuple(outs)]
     return tuple(wrapped) if structure and structure[0] else wrapped[0]
 
@@ -551,12 +551,12 @@ def once_differentiable(backward):
         if not edges:
             return result
         results = result if isinstance(result, tuple) else (result,)
-        metas = [(r._st.data.shape, r._st.data.dtype) for r in results if isinstance(r, Tensor)]
+        metas = [(r._storage.data.shape, r._storage.data.dtype) for r in results if isinstance(r, Tensor)]
         err = _DelayedError(edges, metas)
         out, k = [], 0
         for r in results:
             if isinstance(r, Tensor):
-                r = _wrap(r._st.data, err, True, k)
+                r = _wrap(r._storage.data, err, True, k)
                 k += 1
             out.append(r)
         return tuple(out) if isinstance(result, tuple) else out[0]

@@ -56,7 +56,7 @@ def _untuple(res, to_unpack):
 def _prepare(tensors: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """Fresh Tensor objects for the user function. With create_graph, inputs that require grad stay connected
     (so the result can be differentiated with respect to them); the others are detached leaves."""
-    return tuple(t.view_as(t) if create_graph and t._rg else t.detach().requires_grad_(need_graph)
+    return tuple(t.view_as(t) if create_graph and t._requires_grad else t.detach().requires_grad_(need_graph)
                  for t in tensors)
 
 
@@ -105,7 +105,7 @@ def _check_requires_grad(tensors: tuple, kind: str, strict: bool) -> None:
         if t is None:
             raise RuntimeError(f"The output of the user-provided function is independent of input {i}. This is "
                                "not allowed in strict mode.")
-        if t._rg:
+        if t._requires_grad:
             continue
         if kind == "jacobian":
             raise RuntimeError(
@@ -134,7 +134,7 @@ def _grads(outputs: tuple, inputs: tuple, grad_outputs=None, create_graph: bool 
     inputs."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o._rg]
+    kept = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o._requires_grad]
     if not kept or (is_grads_batched and kept[0][1].shape[0] == 0):  # nothing to differentiate, or no seeds
         return (None,) * len(inputs)
     outs, seeds = zip(*kept)
@@ -163,8 +163,8 @@ def _fill_in_zeros(grads: tuple, refs: tuple, strict: bool, create_graph: bool, 
         if g is None:
             if strict:
                 raise RuntimeError(_STAGE_MESSAGES[stage].format(i=i))
-            g = _wrap(mx.zeros_like(refs[i]._st.data))
-        elif strict and create_graph and not g._rg:
+            g = _wrap(mx.zeros_like(refs[i]._storage.data))
+        elif strict and create_graph and not g._requires_grad:
             what = "hessian" if "double" in stage else "jacobian"
             raise RuntimeError(f"The {what} of the user-provided function is independent of input {i}. This is not "
                                "allowed in strict mode when create_graph=True.")
@@ -250,7 +250,7 @@ def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jvp")
         _check_requires_grad(outputs, "outputs", strict)
         # g(u) = J^T u is linear in u, so the value of u never shows in d<g, v>/du = J v: zeros will do
-        u = tuple(_wrap(mx.zeros_like(o._st.data), rg=True) for o in outputs)
+        u = tuple(_wrap(mx.zeros_like(o._storage.data), rg=True) for o in outputs)
         g = _grads(outputs, inputs, u, create_graph=True)
         _check_requires_grad(g, "grad_inputs", strict)
     with gm.set_grad_enabled(create_graph or gm.is_grad_enabled()):
@@ -321,7 +321,7 @@ def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     with gm.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "hvp")
-        u = tuple(_wrap(mx.zeros_like(t._st.data), rg=True) for t in inputs)
+        u = tuple(_wrap(mx.zeros_like(t._storage.data), rg=True) for t in inputs)
         double_back = _grads(jac, inputs, u, create_graph=True)
     with gm.set_grad_enabled(create_graph or gm.is_grad_enabled()):
         res = _grads(double_back, u, v, create_graph=create_graph)
@@ -396,8 +396,8 @@ def _jacrev_rows(i: int, out: Tensor, inputs: tuple, create_graph: bool, strict:
                 if strict:
                     raise RuntimeError(f"Output {i} of the user-provided function is independent of input {j}. "
                                        "This is not allowed in strict mode.")
-                g = _wrap(mx.zeros_like(inp._st.data))
-            elif strict and create_graph and not g._rg:
+                g = _wrap(mx.zeros_like(inp._storage.data))
+            elif strict and create_graph and not g._requires_grad:
                 raise RuntimeError(f"The jacobian of the user-provided function is independent of input {i}. This "
                                    "is not allowed in strict mode when create_graph=True.")
             rows[j].append(g)
@@ -431,7 +431,7 @@ def _jacfwd(func, inputs, strict: bool, vectorize: bool):
     with gm.enable_grad():
         inputs = tuple(t.detach().requires_grad_(True) for t in inputs)
         is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function", "jacobian")
-        u = tuple(_wrap(mx.zeros_like(o._st.data), rg=True) for o in outputs)
+        u = tuple(_wrap(mx.zeros_like(o._storage.data), rg=True) for o in outputs)
         g = _grads(outputs, inputs, u, create_graph=True)
         columns = _grads(g, u, _standard_basis(inputs), is_grads_batched=True)  # per output: (N_in, *out.shape)
     sizes = [t.numel() for t in inputs]

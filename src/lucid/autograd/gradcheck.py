@@ -32,21 +32,21 @@ def _numerical(func, inputs: tuple, idx: list, eps: float) -> list:
 
     The inputs themselves are perturbed (their value replaced, then restored; no version bump), as PyTorch does:
     a function that also reads an input through a closure or an alias sees the perturbation too."""
-    base = [to_numpy(t._st.data) if isinstance(t, Tensor) else None for t in inputs]
+    base = [to_numpy(t._storage.data) if isinstance(t, Tensor) else None for t in inputs]
 
     expected = None  # (shape, dtype) of each output at the unperturbed inputs
 
     def run(i, flat_j, delta):
         st = saved = None
         if i >= 0:
-            st = inputs[i]._st
+            st = inputs[i]._storage
             saved = st.data
             a = base[i].copy()
             a.reshape(-1)[flat_j] += delta
             st.data = mx.array(a, dtype=saved.dtype)
         try:
             # grad mode stays on: gradgradcheck's function differentiates inside
-            outs = [o._st.data for o in _differentiable_outputs(func(*inputs))]
+            outs = [o._storage.data for o in _differentiable_outputs(func(*inputs))]
         finally:
             if st is not None:
                 st.data = saved
@@ -80,7 +80,7 @@ def _analytical(outputs: list, rg_inputs: list, nondet_tol: float):
     def row(o, seed):
         g = grad(o, rg_inputs, _wrap(mx.array(seed.reshape(o.shape), dtype=o.dtype)), retain_graph=True,
                  allow_unused=True)
-        return [None if gi is None else (gi, to_numpy(gi._st.data, dtype=np.float64).reshape(-1)) for gi in g]
+        return [None if gi is None else (gi, to_numpy(gi._storage.data, dtype=np.float64).reshape(-1)) for gi in g]
 
     for o_i, o in enumerate(outputs):
         n = o.numel()
@@ -111,7 +111,7 @@ class UndefinedGradBackward(Node):
     def __init__(self, t: Tensor):
         self._hooks = None
         self.next = [edge_of(t)]
-        self._meta = (t._st.data.shape, t._st.data.dtype)
+        self._meta = (t._storage.data.shape, t._storage.data.dtype)
 
     def output_meta(self, nr):
         return self._meta
@@ -125,7 +125,7 @@ class UndefinedGradBackward(Node):
 
 def undefined_grad(t: Tensor) -> Tensor:
     """``t``'s value, but every gradient that reaches it goes on to ``t``'s graph as undefined."""
-    return _wrap(t._st.data, UndefinedGradBackward(t), True) if t.requires_grad else t
+    return _wrap(t._storage.data, UndefinedGradBackward(t), True) if t.requires_grad else t
 
 
 _UNDEFINED_MSG = ("Expected backward function to handle undefined output grads. Please look at \"Notes about "
@@ -144,11 +144,11 @@ def _check_undefined_grad(func, inputs: tuple, rg_inputs: list) -> None:
     ``_test_undefined_backward_mode``)."""
     def check(outs):
         try:
-            gs = grad(outs, rg_inputs, [_wrap(mx.zeros_like(o._st.data)) for o in outs], allow_unused=True)
+            gs = grad(outs, rg_inputs, [_wrap(mx.zeros_like(o._storage.data)) for o in outs], allow_unused=True)
         except RuntimeError as e:
             _warn_bc_breaking()
             raise GradcheckError(_UNDEFINED_MSG) from e
-        if any(g is not None and np.any(to_numpy(g._st.data)) for g in gs):
+        if any(g is not None and np.any(to_numpy(g._storage.data)) for g in gs):
             _warn_bc_breaking()
             raise GradcheckError("Expected all input grads to be undefined or zero when all output grads are "
                                  "undefined or zero. Please look at \"Notes about undefined output gradients\" in "

@@ -27,8 +27,8 @@ def _version_error(tensor_or_node, version: int, expected: int):
     if isinstance(tensor_or_node, Tensor):
         t = tensor_or_node
         desc = f"[Tensor {str(t.dtype).replace('mlx.core.', '')} {list(t.shape)}]"
-        fn = t._fn
-        which = "" if fn is None else f", which is output {t._nr} of {_short(fn.name())},"
+        fn = t._node
+        which = "" if fn is None else f", which is output {t._output_nr} of {_short(fn.name())},"
     else:
         node = tensor_or_node
         shape, dtype = node.output_meta(0)
@@ -103,7 +103,7 @@ class Dropped:
     __slots__ = ("fn", "nr", "rg")
 
     def __init__(self, t):
-        self.fn, self.nr, self.rg = t._fn, t._nr, t._rg
+        self.fn, self.nr, self.rg = t._node, t._output_nr, t._requires_grad
 
 
 # ``peek_dropped[0](node, read)``: registered by utils/checkpoint.py. Reading a dropped saved value outside backward
@@ -231,7 +231,7 @@ class AccumulateGrad(Node):
 
     def output_meta(self, nr):
         v = self.variable
-        return v._st.data.shape, v._st.data.dtype
+        return v._storage.data.shape, v._storage.data.dtype
 
     def release(self):
         pass
@@ -243,7 +243,7 @@ class Meta:
     __slots__ = ("shape", "dtype")
 
     def __init__(self, tensor):
-        a = tensor._st.data
+        a = tensor._storage.data
         self.shape = a.shape
         self.dtype = a.dtype
 
@@ -276,10 +276,10 @@ def accumulator(tensor) -> AccumulateGrad:
 
 def edge_of(tensor):
     """The (node, output_nr) edge a gradient for ``tensor`` flows into; None if it needs no gradient."""
-    if not tensor._rg:
+    if not tensor._requires_grad:
         return None
-    fn = tensor._fn
-    return (accumulator(tensor), 0) if fn is None else (fn, tensor._nr)
+    fn = tensor._node
+    return (accumulator(tensor), 0) if fn is None else (fn, tensor._output_nr)
 
 
 # ---------------------------------------------------------------------------------------------------- public graph API
@@ -295,7 +295,7 @@ class GradientEdge(NamedTuple):
 def get_gradient_edge(tensor) -> GradientEdge:
     """The GradientEdge a gradient for ``tensor`` flows into (its grad_fn and output slot, or its leaf's
     AccumulateGrad node)."""
-    if not tensor._rg:
+    if not tensor._requires_grad:
         raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require gradients")
     node, nr = edge_of(tensor)
     return GradientEdge(node, nr)
@@ -307,7 +307,7 @@ def increment_version(tensor) -> None:
     ex = tensor._extra
     if ex is not None and ex.inference:
         return
-    tensor._st.version += 1
+    tensor._storage.version += 1
 
 
 class GraphTask:
@@ -386,14 +386,14 @@ def register_multi_grad_hook(tensors, fn: Callable, *, mode: str = "all") -> Rem
                     fn(grad)
                 return None
             grads[i] = grad
-            expected = sum(1 for t in tensors if t._rg and task.will_execute(edge_of(t)[0]))
+            expected = sum(1 for t in tensors if t._requires_grad and task.will_execute(edge_of(t)[0]))
             if not fired[0] and sum(g is not None for g in grads) >= expected:
                 fired[0] = True
                 fn(tuple(grads))
             return None
         return hook
 
-    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t._rg]
+    handles = [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t._requires_grad]
     return _MultiHandle(handles)
 
 

@@ -11,21 +11,21 @@ from .graph import RemovableHandle, add_hook
 def register_hook(self, hook) -> RemovableHandle:
     """``hook(grad) -> None | Tensor`` runs when the gradient for this tensor is computed (backward and
     autograd.grad), in registration order; a returned tensor replaces the gradient that flows on."""
-    if not self._rg:
+    if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    if self._fn is None:
+    if self._node is None:
         ex = self._ex()
         if ex.leaf_hooks is None:
             ex.leaf_hooks = {}
         return add_hook(ex.leaf_hooks, hook)
-    return add_hook(self._fn.hooks().tensor_pre.setdefault(self._nr, {}), hook)
+    return add_hook(self._node.hooks().tensor_pre.setdefault(self._output_nr, {}), hook)
 
 
 def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
     """``hook(tensor) -> None`` runs after backward has accumulated into this leaf's ``.grad``."""
-    if self._fn is not None:
+    if self._node is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    if not self._rg:
+    if not self._requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     ex = self._ex()
     if ex.post_hooks is None:

@@ -170,9 +170,9 @@ def tensor_repr(self: Tensor) -> str:
         if self.dtype not in (default, mx.complex64, mx.int64, mx.bool_):
             suffixes.append(f"dtype={torch_dtype_str(self.dtype)}")
         body = tensor_str(a, indent)
-    if self._fn is not None:
-        suffixes.append(f"grad_fn=<{self._fn.name()}>")
-    elif self._rg:
+    if self._node is not None:
+        suffixes.append(f"grad_fn=<{self._node.name()}>")
+    elif self._requires_grad:
         suffixes.append("requires_grad=True")
     return _with_suffixes(prefix + body, suffixes, indent)
 

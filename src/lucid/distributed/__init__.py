@@ -297,7 +297,7 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
     _check_tensor(tensor)
     if not isinstance(op, ReduceOp):
         raise ValueError(f"lucid.distributed.all_reduce: unsupported op {op!r}; use ReduceOp.SUM, AVG, MIN or MAX")
-    arr = tensor._st.data
+    arr = tensor._storage.data
     if op is ReduceOp.SUM:
         out = all_sum(arr, pg)
     elif op is ReduceOp.AVG:
@@ -325,7 +325,7 @@ def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool
     src = group_src if src is None else src
     if not isinstance(src, int) or not 0 <= src < pg.size():
         raise ValueError(f"Invalid src rank {src!r}: the ranks are 0..{pg.size() - 1}")
-    out = broadcast_array(tensor._st.data, src, pg)
+    out = broadcast_array(tensor._storage.data, src, pg)
     _write(tensor, out)
     return _done([tensor], [out], async_op)
 
@@ -356,7 +356,7 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
         if tuple(t.shape) != tuple(tensor.shape) or t.dtype != tensor.dtype:
             raise RuntimeError(f"all_gather: tensor_list[{i}] has shape {list(t.shape)} and dtype {t.dtype}, but "
                                f"tensor has shape {list(tensor.shape)} and dtype {tensor.dtype}")
-    arr = tensor._st.data
+    arr = tensor._storage.data
     wide = arr.astype(mx.int32) if arr.dtype == mx.bool_ else arr
     gathered = mx.distributed.all_gather(wide.reshape(1, *arr.shape), group=pg.mlx)
     for i, t in enumerate(tensor_list):

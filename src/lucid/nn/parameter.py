@@ -22,10 +22,10 @@ def _share(cls, data) -> Tensor:
     elif not isinstance(data, Tensor):
         data = Tensor(data)
     t = object.__new__(cls)
-    t._st = data._st
-    t._rg = False
-    t._fn = None
-    t._nr = 0
+    t._storage = data._storage
+    t._requires_grad = False
+    t._node = None
+    t._output_nr = 0
     t._grad = None
     t._accum = None
     t._extra = None
@@ -52,14 +52,14 @@ class Parameter(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(_wrap(self._st.data), self._rg)  # the array is immutable: sharing it is a copy
+        result = type(self)(_wrap(self._storage.data), self._requires_grad)  # the array is immutable: sharing it is a copy
         result.__dict__.update(copy.deepcopy(self.__dict__, memo))
         memo[id(self)] = result
         return result
 
     def __reduce_ex__(self, protocol):
         # the values travel as a Tensor (which keeps the dtype); attributes code set on the parameter come along
-        return (type(self), (_wrap(self._st.data), self._rg), dict(self.__dict__) or None)
+        return (type(self), (_wrap(self._storage.data), self._requires_grad), dict(self.__dict__) or None)
 
 
 class Buffer(Tensor):
@@ -77,12 +77,12 @@ class Buffer(Tensor):
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]
-        result = type(self)(_wrap(self._st.data), persistent=self.persistent)
+        result = type(self)(_wrap(self._storage.data), persistent=self.persistent)
         memo[id(self)] = result
         return result
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (_wrap(self._st.data),), dict(self.__dict__))  # the state holds ``persistent``
+        return (type(self), (_wrap(self._storage.data),), dict(self.__dict__))  # the state holds ``persistent``
 
 
 _UNINITIALIZED_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
@@ -104,7 +104,7 @@ class UninitializedTensorMixin:
     def materialize(self, shape, device=None, dtype=None) -> None:
         """Allocate the data (uninitialised: lucid's empty) with ``shape`` and become a plain parameter/buffer."""
         if dtype is None:
-            dtype = self._st.data.dtype
+            dtype = self._storage.data.dtype
         if isinstance(shape, int):
             shape = (shape,)
         self.data = _wrap(mx.zeros(tuple(shape), dtype))
@@ -137,11 +137,11 @@ class UninitializedParameter(UninitializedTensorMixin, Parameter):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = type(self)(self._rg, None, self._st.data.dtype)
+            memo[id(self)] = type(self)(self._requires_grad, None, self._storage.data.dtype)
         return memo[id(self)]
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (self._rg, None, self._st.data.dtype))
+        return (type(self), (self._requires_grad, None, self._storage.data.dtype))
 
 
 class UninitializedBuffer(UninitializedTensorMixin, Buffer):
@@ -161,11 +161,11 @@ class UninitializedBuffer(UninitializedTensorMixin, Buffer):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = type(self)(self._rg, None, self._st.data.dtype, self.persistent)
+            memo[id(self)] = type(self)(self._requires_grad, None, self._storage.data.dtype, self.persistent)
         return memo[id(self)]
 
     def __reduce_ex__(self, protocol):
-        return (type(self), (self._rg, None, self._st.data.dtype, self.persistent))
+        return (type(self), (self._requires_grad, None, self._storage.data.dtype, self.persistent))
 
 
 def is_lazy(param) -> bool:

@@ -163,7 +163,7 @@ class OpNode(Node):
                 raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
                                    "implemented")
             r = f(g, ans, *args, **kw)
-            res.append(r._st.data if raw and isinstance(r, Tensor) else r)
+            res.append(r._storage.data if raw and isinstance(r, Tensor) else r)
         return res
 
     def apply_raw(self, grads: list, needed=None) -> list:
@@ -175,12 +175,12 @@ class OpNode(Node):
         n = len(args)
         if n == 1:
             a = args[0]
-            args = (a._st.data if isinstance(a, Tensor) else a,)
+            args = (a._storage.data if isinstance(a, Tensor) else a,)
         elif n == 2:
             a, b = args
-            args = (a._st.data if isinstance(a, Tensor) else a, b._st.data if isinstance(b, Tensor) else b)
+            args = (a._storage.data if isinstance(a, Tensor) else a, b._storage.data if isinstance(b, Tensor) else b)
         else:
-            args = tuple([a._st.data if isinstance(a, Tensor) else a for a in args])
+            args = tuple([a._storage.data if isinstance(a, Tensor) else a for a in args])
         return self._run_vjps(grads[0], ans, args, needed, True)
 
     def _tensor_input_grads(self, grads: list) -> list:
@@ -200,9 +200,9 @@ class OpNode(Node):
                     else:
                         continue  # no gradient that is computed reads this argument's value
                 expected = vs[i] if vs is not None else 0
-                if a._st.version != expected:
-                    _version_error(a, a._st.version, expected)
-                if a._fn is None:  # saved with a grad_fn (its edge is not a leaf's), now without: detach_()
+                if a._storage.version != expected:
+                    _version_error(a, a._storage.version, expected)
+                if a._node is None:  # saved with a grad_fn (its edge is not a leaf's), now without: detach_()
                     e = self.next[i]
                     if e is not None and type(e[0]) is not AccumulateGrad:
                         raise RuntimeError(
@@ -226,7 +226,7 @@ class OpNode(Node):
             raise RuntimeError(FREED_MESSAGE)
         # the output itself, as PyTorch unpacks it: same storage and version counter, and this node as grad_fn
         t = _wrap(self.out_st.data, self, True)
-        t._st = self.out_st
+        t._storage = self.out_st
         return t
 
     def _saved(self, i):
@@ -359,20 +359,20 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         grad = _state.grad
         ea = eb = None
         if grad:  # the edges of the inputs that require grad
-            if ta and a._rg:
-                fn = a._fn
-                ea = (fn, a._nr) if fn is not None else leaf_edge(a)
-            if tb and b._rg:
-                fn = b._fn
-                eb = (fn, b._nr) if fn is not None else leaf_edge(b)
+            if ta and a._requires_grad:
+                fn = a._node
+                ea = (fn, a._output_nr) if fn is not None else leaf_edge(a)
+            if tb and b._requires_grad:
+                fn = b._node
+                eb = (fn, b._output_nr) if fn is not None else leaf_edge(b)
         elif grad is None and not ta and not tb:  # the raw backward (engine.py) calling this op on arrays
             return fwd(*args, **kwargs)
         try:  # (free until MLX raises)
-            ad = a._st.data if ta else a
+            ad = a._storage.data if ta else a
             if n == 1:
                 d = fwd(ad, **kwargs) if kwargs else fwd(ad)
             else:
-                bd = b._st.data if tb else b
+                bd = b._storage.data if tb else b
                 d = fwd(ad, bd, **kwargs) if kwargs else fwd(ad, bd)
         except ValueError as e:
             # an operand MLX cannot read may answer the op itself (lucid.sparse: `dense + sparse`); checked only here
@@ -386,18 +386,18 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         st.version = 0
         st.views = None
         out = _new(Tensor)
-        out._st = st
-        out._nr = 0
+        out._storage = st
+        out._output_nr = 0
         out._grad = out._accum = out._extra = None
         if ea is None and eb is None:
-            out._rg = False
-            out._fn = None
+            out._requires_grad = False
+            out._node = None
             if not grad and _state.inference:
                 out._ex().inference = True
             return out
         versions = None
-        if save_args and (ta and a._st.version or tb and b._st.version):  # rare: an input was written in place
-            versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
+        if save_args and (ta and a._storage.version or tb and b._storage.version):  # rare: an input was written in place
+            versions = [x._storage.version if isinstance(x, Tensor) else 0 for x in args]
         if saves_values and (ta and a._extra is not None and a._extra.inference
                              or tb and b._extra is not None and b._extra.inference):
             _inference_error()
@@ -409,8 +409,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         node.out_st = st
         node.out_v = 0
         node.versions = versions
-        out._rg = True
-        out._fn = node
+        out._requires_grad = True
+        out._node = node
         if _watch["on"]:  # anomaly mode or a non-reentrant checkpoint is watching
             node_recorded(node)
         return out
@@ -424,14 +424,14 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         st.version = 0
         st.views = None
         out = _new(Tensor)
-        out._st = st
-        out._nr = 0
+        out._storage = st
+        out._output_nr = 0
         out._grad = out._accum = out._extra = None
-        out._rg = False
-        out._fn = None
+        out._requires_grad = False
+        out._node = None
         if not grad:  # no recording: unwrap, call MLX, wrap
             try:  # (free until MLX raises)
-                st.data = fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+                st.data = fwd(*[a._storage.data if isinstance(a, Tensor) else a for a in args], **kwargs)
             except ValueError as e:
                 st.data = _again_on_cpu(name, e, fwd, args, kwargs)
             except MemoryError as e:
@@ -445,16 +445,16 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         versions = None
         for a in args:
             if isinstance(a, Tensor):
-                ast = a._st
+                ast = a._storage
                 arrays.append(ast.data)
                 if ast.version and save_args and versions is None:  # rare: an input was written in place
-                    versions = [x._st.version if isinstance(x, Tensor) else 0 for x in args]
+                    versions = [x._storage.version if isinstance(x, Tensor) else 0 for x in args]
                 if a._extra is not None and a._extra.inference and saves_values:
                     inference = True
-                if a._rg:
+                if a._requires_grad:
                     rg = True
-                    fn = a._fn
-                    edges.append((fn, a._nr) if fn is not None else leaf_edge(a))
+                    fn = a._node
+                    edges.append((fn, a._output_nr) if fn is not None else leaf_edge(a))
                     continue
             else:
                 arrays.append(a)
@@ -468,10 +468,10 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         except MemoryError as e:
             _out_of_memory(name, e)
         if rg:
-            out._rg = True
-            out._fn = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
+            out._requires_grad = True
+            out._node = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
             if _watch["on"]:
-                node_recorded(out._fn)
+                node_recorded(out._node)
         return out
 
     op.__name__ = op.__qualname__ = name
@@ -529,7 +529,7 @@ def call_with_out(fn, args: tuple, kwargs: dict):
         raise TypeError(f"{name}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if _state.grad:
         flat = [b for a in list(args) + list(kwargs.values()) for b in (a if isinstance(a, (list, tuple)) else (a,))]
-        if out._rg or any(isinstance(a, Tensor) and a._rg for a in flat):
+        if out._requires_grad or any(isinstance(a, Tensor) and a._requires_grad for a in flat):
             raise RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
                                "differentiation, but one of the arguments requires grad.")
     with gm.no_grad():
@@ -538,7 +538,7 @@ def call_with_out(fn, args: tuple, kwargs: dict):
             result = fn(*args, **kwargs)
         finally:
             _state.autocast = casting
-        r, o = result._st.data, out._st.data
+        r, o = result._storage.data, out._storage.data
         if _category(r.dtype) > _category(o.dtype):
             raise RuntimeError(f"result type {dtype_name(r.dtype)} can't be cast to the desired output type "
                                f"{dtype_name(o.dtype)}")
@@ -562,7 +562,7 @@ def _again_on_cpu(name: str, e: ValueError, fwd, args: tuple, kwargs: dict):
         _mlx_error(name, e, args)
     with _cpu_route.on_cpu():
         try:
-            return fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs)
+            return fwd(*[a._storage.data if isinstance(a, Tensor) else a for a in args], **kwargs)
         except ValueError as again:
             _mlx_error(name, again, args)
 
@@ -616,7 +616,7 @@ def _make_nondiff(name, fwd):
         if _state.grad is None and not any(isinstance(a, Tensor) for a in args):  # the raw backward, on arrays
             return fwd(*args, **kwargs)
         try:
-            out = _wrap(fwd(*[a._st.data if isinstance(a, Tensor) else a for a in args], **kwargs))
+            out = _wrap(fwd(*[a._storage.data if isinstance(a, Tensor) else a for a in args], **kwargs))
         except ValueError as e:
             out = _wrap(_again_on_cpu(name, e, fwd, args, kwargs))
         except MemoryError as e:
@@ -631,7 +631,7 @@ def _make_nondiff(name, fwd):
 
 def data(x):
     """The MLX array of a Tensor, or the value itself (Python scalars, arrays)."""
-    return x._st.data if isinstance(x, Tensor) else x
+    return x._storage.data if isinstance(x, Tensor) else x
 
 
 def as_tensor(x) -> Tensor:

@@ -111,8 +111,8 @@ def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
-    if approximate == "none" and isinstance(input, Tensor) and input._rg and _gm_state.grad:
-        a = input._st.data  # recorded: Phi(x) once, for the forward and (as a constant array) the backward
+    if approximate == "none" and isinstance(input, Tensor) and input._requires_grad and _gm_state.grad:
+        a = input._storage.data  # recorded: Phi(x) once, for the forward and (as a constant array) the backward
         if a.dtype == mx.float64:
             cdf = 0.5 * _f64.erfc(-a * _SQRT_HALF)
         elif mx.issubdtype(a.dtype, mx.floating):

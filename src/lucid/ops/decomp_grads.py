@@ -263,10 +263,10 @@ class _FactorNode(Node):
 
 def factor_outputs(node_class, A: Tensor, arrays: list, **opts) -> list:
     """The output tensors of one factorization of A, sharing one ``node_class`` node when A needs a gradient."""
-    node = node_class(edge_of(A), arrays, opts) if A._rg and gm.state.grad else None
+    node = node_class(edge_of(A), arrays, opts) if A._requires_grad and gm.state.grad else None
     outs = [_wrap(a, node, node is not None, i) for i, a in enumerate(arrays)]
     if node is not None:
-        node.storages = [o._st for o in outs]
+        node.storages = [o._storage for o in outs]
     if gm.state.inference:
         for o in outs:
             o._ex().inference = True

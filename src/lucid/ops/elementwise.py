@@ -105,7 +105,7 @@ def all_or_nothing(write):
 
 def _zeros(g, *_, **__):
     """The gradient of a piecewise-constant op (sign, floor, round, ...): zero, of g's shape."""
-    return _wrap(mx.zeros_like(g._st.data))
+    return _wrap(mx.zeros_like(g._storage.data))
 
 
 def _trunc(a):  # MLX has no trunc

@@ -235,7 +235,7 @@ def _getitem(self, key) -> Tensor:
 
 @_cpu_route.float64_args
 def _region_shape(x: Tensor, basic, adv) -> tuple:
-    a = x._st.data  # MLX infers the shape without computing anything
+    a = x._storage.data  # MLX infers the shape without computing anything
     if basic is not None:
         a = a[basic]
     if adv is not None:

@@ -266,7 +266,7 @@ def _extremum(input, dim, keepdim, other, name, full, by_dim, arg, pair, return_
         _nonempty(input, name)
         return full(input, tuple(range(input.ndim)), False)
     axis = _one_dim(dim, input.ndim, name)
-    idx = arg(input._st.data, axis, True)  # kept dims, as the VJP needs them
+    idx = arg(input._storage.data, axis, True)  # kept dims, as the VJP needs them
     values = by_dim(input, idx, axis, keepdim)
     return return_type(values, _wrap(idx if keepdim or axis is None else mx.squeeze(idx, axis)))
 
@@ -390,7 +390,7 @@ class _SpreadMeanBackward(Node):
         self._hooks = None
         self.next = [edge_of(x)]
         self.num_outputs = 2
-        self.x, self.version = x, x._st.version
+        self.x, self.version = x, x._storage.version
         self.ans = spread if type(self) is StdMeanBackward0 else None  # std's VJP reads its output
         self.metas = [(spread.shape, spread.dtype), (mean_.shape, mean_.dtype)]
         self.axes, self.dof, self.keepdim = axes, dof, keepdim
@@ -408,8 +408,8 @@ class _SpreadMeanBackward(Node):
         x = self.x
         if x is None:
             raise RuntimeError(FREED_MESSAGE)
-        if x._st.version != self.version:
-            _version_error(x, x._st.version, self.version)
+        if x._storage.version != self.version:
+            _version_error(x, x._storage.version, self.version)
         g_spread, g_mean = grads
         axes, keepdim = self.axes, self.keepdim
         total = None
@@ -430,12 +430,12 @@ StdMeanBackward0 = type("StdMeanBackward0", (_SpreadMeanBackward,), {"__slots__"
 
 @_cpu_route.float64_args
 def _spread_mean(input, axes, dof, keepdim, std: bool) -> tuple:
-    a = input._st.data
+    a = input._storage.data
     spread = _var_fwd(a, axes, dof, keepdim)
     if std:
         spread = mx.sqrt(spread)
     mean_ = _mean_fwd(a, axes, keepdim)
-    if not (input._rg and gm.state.grad):
+    if not (input._requires_grad and gm.state.grad):
         outs = (_wrap(spread), _wrap(mean_))
         if gm.state.inference:
             for o in outs:

@@ -649,9 +649,9 @@ UnbindBackward0 = type("UnbindBackward0", (_PiecesBackward,), {"__slots__": (), 
 @_cpu_route.float64_args
 def _pieces(x: Tensor, keys: list, dim: int, node_class) -> tuple:
     """The views ``x[key]`` for each key, sharing one backward node."""
-    a = x._st.data
+    a = x._storage.data
     arrays = [a[k] for k in keys]
-    node = node_class(x, arrays, dim) if x._rg and gm.state.grad else None
+    node = node_class(x, arrays, dim) if x._requires_grad and gm.state.grad else None
     out = []
     for i, (arr, key) in enumerate(zip(arrays, keys)):
         p = _wrap(arr, node, node is not None, i)

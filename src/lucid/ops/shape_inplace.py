@@ -52,7 +52,7 @@ def _resize_(self, *sizes, memory_format=None) -> Tensor:
     number of elements unchanged it is a shape change like ``view_`` would be (a view stays one); otherwise the
     tensor gets new memory of its own, as ``out=`` resizing does."""
     shape = check_new_shape(_size_arg(sizes), self.dtype)
-    if self._rg and not gm.state.inference:
+    if self._requires_grad and not gm.state.inference:
         raise RuntimeError("cannot resize variables that require grad")
     old = self.shape
     if tuple(old) == shape:
@@ -62,7 +62,7 @@ def _resize_(self, *sizes, memory_format=None) -> Tensor:
     if n == m:
         return self._inplace(lambda x: reshape(x, shape), inverse=lambda v: reshape(v, old))
     self._check_inplace(False)
-    flat = self._st.data.reshape(-1)
+    flat = self._storage.data.reshape(-1)
     flat = flat[:n] if n < m else mx.concatenate([flat, mx.zeros((n - m,), flat.dtype)])
     return self._renew(flat.reshape(shape))
 

@@ -91,7 +91,7 @@ def as_strided_(input, size, stride, storage_offset=None) -> Tensor:
     """In-place ``as_strided``: ``input`` takes the strided shape and values (its own elements, read flat, are the
     storage); views taken of it before write back through ``as_strided_scatter``."""
     pos = _positions(input, size, stride, storage_offset)
-    before = _wrap(input._st.data)
+    before = _wrap(input._storage.data)
     return input._inplace(lambda x: _strided(x, pos),
                           inverse=lambda v: _strided_scatter(before, reshape(v, (-1,)), pos))
 

@@ -76,7 +76,7 @@ def _uniform01(shape, dtype, generator) -> mx.array:
 @_cpu_route.float64_args
 def _fill_random(self: Tensor, draw) -> Tensor:
     """Replace the value by ``draw(shape, dtype)`` (an MLX array), in place."""
-    arr = self._st.data
+    arr = self._storage.data
     value = _wrap(draw(arr.shape, arr.dtype).astype(arr.dtype))
     return self._inplace(lambda old: value)
 
@@ -139,7 +139,7 @@ def _geometric_(self, p, *, generator=None):
 
 def _bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 (probability ``p``: a number or a tensor broadcastable to this one) or 0."""
-    prob = p._st.data if isinstance(p, Tensor) else p
+    prob = p._storage.data if isinstance(p, Tensor) else p
     if not isinstance(prob, mx.array) and not 0 <= prob <= 1:
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p}")
     return _fill_random(self, lambda s, d: _uniform01(s, mx.float32, generator) < prob)
@@ -196,7 +196,7 @@ def multinomial(input, num_samples: int, replacement: bool = False, *, generator
     Gumbel top-k trick: the ``num_samples`` largest of log(w) + Gumbel noise; once the nonzero categories are used
     up, zero-weight ones follow, as in PyTorch). Invalid weights (negative, inf,
     nan, or an all-zero row) raise PyTorch's error at the next evaluation (MLX is lazy: lucid._checks)."""
-    w = input._st.data
+    w = input._storage.data
     if w.ndim not in (1, 2):
         raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {w.ndim}")
     if not _dtype.is_floating(w.dtype):
@@ -259,8 +259,8 @@ attach("multinomial", multinomial)
 attach("stride", _stride)
 attach("is_contiguous", lambda self, memory_format=None: True,
        "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides).")
-attach("nbytes", property(lambda self: self._st.data.nbytes))
-attach("itemsize", property(lambda self: self._st.data.itemsize))
+attach("nbytes", property(lambda self: self._storage.data.nbytes))
+attach("itemsize", property(lambda self: self._storage.data.itemsize))
 attach("is_xpu", property(lambda self: False))
 attach("is_mps", property(lambda self: self.device.type == "gpu" and mx.metal.is_available()))
 

@@ -39,8 +39,8 @@ class _Rule:
                 if k in self.keys:
                     shadow[k] = _wrap(arrays[self.keys.index(k)])
                 elif k in self.counts:
-                    shadow[k] = _wrap(v._st.data)
-                    opt._scalars[shadow[k]] = (shadow[k]._st.data, self.counts[k])
+                    shadow[k] = _wrap(v._storage.data)
+                    opt._scalars[shadow[k]] = (shadow[k]._storage.data, self.counts[k])
                 else:
                     shadow[k] = v
         outer = opt._staged
@@ -55,9 +55,9 @@ class _Rule:
         created = {key: value for mapping, key, value in written.entries if mapping is shadow}
         for k in self.counts:
             self.new_counts[k] = opt._scalars.pop(shadow[k])[1]
-        outs = [stored.get(id(stand_in._st), x)]
-        outs += [stored.get(id(shadow[k]._st), shadow[k]._st.data) for k in self.keys]
-        outs += [stored.get(id(created[k]._st), created[k]._st.data) for k in self.created]
+        outs = [stored.get(id(stand_in._storage), x)]
+        outs += [stored.get(id(shadow[k]._storage), shadow[k]._storage.data) for k in self.keys]
+        outs += [stored.get(id(created[k]._storage), created[k]._storage.data) for k in self.created]
         return outs
 
 
@@ -65,13 +65,13 @@ class _Step(Function):
     @staticmethod
     def forward(ctx, rule, x, g, *states):
         ctx.rule = rule
-        ctx.primals = [x._st.data, g._st.data] + [s._st.data for s in states]
+        ctx.primals = [x._storage.data, g._storage.data] + [s._storage.data for s in states]
         return tuple(_wrap(a) for a in rule(*ctx.primals))
 
     @staticmethod
     def backward(ctx, *grads):
         primals = ctx.primals
-        _, vjps = mx.vjp(lambda *a: ctx.rule(*a), primals, [g._st.data for g in grads])
+        _, vjps = mx.vjp(lambda *a: ctx.rule(*a), primals, [g._storage.data for g in grads])
         return (None,) + tuple(_wrap(v) for v in vjps)
 
 

@@ -75,7 +75,7 @@ class Adafactor(Optimizer):
 
     def _init_state(self, p, state, group):
         state["step"] = _scalar_tensor(0.0)
-        x = p._st.data
+        x = p._storage.data
         if x.ndim > 1:
             state["row_var"] = _wrap(mx.zeros(x.shape[:-1] + (1,), x.dtype))
             state["col_var"] = _wrap(mx.zeros(x.shape[:-2] + (1,) + x.shape[-1:], x.dtype))
@@ -83,7 +83,7 @@ class Adafactor(Optimizer):
             state["variance"] = _wrap(mx.zeros_like(x))
 
     def _update(self, param, grad, state, hyper):
-        x, staged, dt = param._st.data, self._staged, param._st.data.dtype
+        x, staged, dt = param._storage.data, self._staged, param._storage.data.dtype
         g = -grad if hyper.maximize else grad
         eps1, eps2 = hyper.eps
         if eps1 is None:
@@ -97,14 +97,14 @@ class Adafactor(Optimizer):
             x = x * (1 - lr * wd)
         if g.ndim > 1:
             row, col = state["row_var"], state["col_var"]
-            new_row = _lerp(row._st.data, mx.sum(mx.square(g), axis=-1, keepdims=True) / g.shape[-1], beta)
-            new_col = _lerp(col._st.data, mx.sum(mx.square(g), axis=-2, keepdims=True) / g.shape[-2], beta)
+            new_row = _lerp(row._storage.data, mx.sum(mx.square(g), axis=-1, keepdims=True) / g.shape[-1], beta)
+            new_col = _lerp(col._storage.data, mx.sum(mx.square(g), axis=-2, keepdims=True) / g.shape[-2], beta)
             estimate = (new_row @ new_col) / mx.maximum(mx.mean(new_row, axis=-2, keepdims=True), eps1)
             _assign(row, new_row, staged)
             _assign(col, new_col, staged)
         else:
             variance = state["variance"]
-            estimate = _lerp(variance._st.data, g * g, beta)
+            estimate = _lerp(variance._storage.data, g * g, beta)
             _assign(variance, estimate, staged)
         update = mx.rsqrt(mx.maximum(estimate, eps1 * eps1)) * g
         denom = mx.maximum(1.0, _rms(update) / d)

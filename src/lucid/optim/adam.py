@@ -135,14 +135,14 @@ class Adam(Optimizer):
             state["max_exp_avg_sq"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
         amsgrad, maximize, decoupled = hyper.amsgrad, hyper.maximize, hyper.decoupled_weight_decay
         t = self._advance(state["step"], staged)
         c = self._const
         m, v = state["exp_avg"], state["exp_avg_sq"]
         vmax = _state_zeros(state, "max_exp_avg_sq", param, staged) if amsgrad else None
-        out = adam_update(x, grad, m._st.data, v._st.data, None if vmax is None else vmax._st.data,
+        out = adam_update(x, grad, m._storage.data, v._storage.data, None if vmax is None else vmax._storage.data,
                           c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt), c((1 - beta2 ** t) ** 0.5, dt),
                           c(eps, dt), c(-(lr / (1 - beta1 ** t)), dt), c(wd, dt), c(1 - lr * wd, dt),
                           maximize=maximize, wd_mode=_wd_mode(wd, decoupled), amsgrad=amsgrad)
@@ -220,13 +220,13 @@ class Adamax(Optimizer):
         state["exp_inf"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
         maximize = hyper.maximize
         t = self._advance(state["step"], staged)
         c = self._const
         m, u = state["exp_avg"], state["exp_inf"]
-        out = adamax_update(x, grad, m._st.data, u._st.data, c(1 - beta1, dt), c(beta2, dt), c(eps, dt),
+        out = adamax_update(x, grad, m._storage.data, u._storage.data, c(1 - beta1, dt), c(beta2, dt), c(eps, dt),
                             c(-(lr / (1 - beta1 ** t)), dt), c(wd, dt), maximize=maximize,
                             wd_mode=_wd_mode(wd, False))
         _assign(param, out[0], staged)
@@ -271,7 +271,7 @@ class NAdam(Optimizer):
         state["exp_avg_sq"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
         psi, maximize, decoupled = hyper.momentum_decay, hyper.maximize, hyper.decoupled_weight_decay
         t = self._advance(state["step"], staged)
@@ -282,7 +282,7 @@ class NAdam(Optimizer):
         self._set_scalar(state["mu_product"], mu_product, staged)
         c = self._const
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        out = nadam_update(x, grad, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        out = nadam_update(x, grad, m._storage.data, v._storage.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                            c(1 - beta2 ** t, dt), c(eps, dt), c(-lr * (1.0 - mu) / (1.0 - mu_product), dt),
                            c((-lr * mu_next) / (1.0 - mu_product * mu_next), dt), c(wd, dt), c(1 - lr * wd, dt),
                            maximize=maximize, wd_mode=_wd_mode(wd, decoupled))
@@ -323,7 +323,7 @@ class RAdam(Optimizer):
         _init_moments(p, state)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (beta1, beta2), lr, eps, wd = hyper.betas, hyper.lr, hyper.eps, hyper.weight_decay
         maximize, decoupled = hyper.maximize, hyper.decoupled_weight_decay
         t = self._advance(state["step"], staged)
@@ -335,7 +335,7 @@ class RAdam(Optimizer):
             if rectified else 1.0
         c = self._const
         m, v = state["exp_avg"], state["exp_avg_sq"]
-        out = radam_update(x, grad, m._st.data, v._st.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        out = radam_update(x, grad, m._storage.data, v._storage.data, c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                            c(1 - beta1 ** t, dt), c(bc2 ** 0.5, dt), c(eps, dt), c(lr, dt), c(rect, dt), c(wd, dt),
                            c(1 - lr * wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, decoupled),
                            rectified=rectified)

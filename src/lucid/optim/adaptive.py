@@ -99,7 +99,7 @@ class RMSprop(Optimizer):
             state["grad_avg"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         lr, alpha, eps, wd = hyper.lr, hyper.alpha, hyper.eps, hyper.weight_decay
         momentum, centered, maximize = hyper.momentum, hyper.centered, hyper.maximize
         self._advance(state["step"], staged)
@@ -107,8 +107,8 @@ class RMSprop(Optimizer):
         sq = state["square_avg"]
         ga = _state_zeros(state, "grad_avg", param, staged) if centered else None
         buf = _state_zeros(state, "momentum_buffer", param, staged) if momentum > 0 else None
-        out = rmsprop_update(x, grad, sq._st.data, None if ga is None else ga._st.data,
-                             None if buf is None else buf._st.data, c(alpha, dt), c(1 - alpha, dt), c(eps, dt),
+        out = rmsprop_update(x, grad, sq._storage.data, None if ga is None else ga._storage.data,
+                             None if buf is None else buf._storage.data, c(alpha, dt), c(1 - alpha, dt), c(eps, dt),
                              c(-lr, dt), c(momentum, dt), c(wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, False),
                              centered=centered, use_momentum=momentum > 0)
         _assign(param, out[0], staged)
@@ -163,12 +163,12 @@ class Adagrad(Optimizer):
         state["sum"] = _full_like(p, group["initial_accumulator_value"])
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         lr, lr_decay, eps, wd, maximize = hyper.lr, hyper.lr_decay, hyper.eps, hyper.weight_decay, hyper.maximize
         t = self._advance(state["step"], staged)
         c = self._const
         total = state["sum"]
-        out = adagrad_update(x, grad, total._st.data, c(eps, dt), c(-(lr / (1 + (t - 1) * lr_decay)), dt), c(wd, dt),
+        out = adagrad_update(x, grad, total._storage.data, c(eps, dt), c(-(lr / (1 + (t - 1) * lr_decay)), dt), c(wd, dt),
                              maximize=maximize, wd_mode=_wd_mode(wd, False))
         _assign(param, out[0], staged)
         _assign(total, out[1], staged)
@@ -206,12 +206,12 @@ class Adadelta(Optimizer):
         state["acc_delta"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         lr, rho, eps, wd, maximize = hyper.lr, hyper.rho, hyper.eps, hyper.weight_decay, hyper.maximize
         self._advance(state["step"], staged)
         c = self._const
         sq, acc = state["square_avg"], state["acc_delta"]
-        out = adadelta_update(x, grad, sq._st.data, acc._st.data, c(rho, dt), c(1 - rho, dt), c(eps, dt), c(-lr, dt),
+        out = adadelta_update(x, grad, sq._storage.data, acc._storage.data, c(rho, dt), c(1 - rho, dt), c(eps, dt), c(-lr, dt),
                               c(wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, False))
         _assign(param, out[0], staged)
         _assign(sq, out[1], staged)

@@ -66,7 +66,7 @@ class ASGD(Optimizer):
         state["ax"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         lr, lambd, alpha, t0, wd = hyper.lr, hyper.lambd, hyper.alpha, hyper.t0, hyper.weight_decay
         step = self._advance(state["step"], staged)
         eta, mu = self._scalar(state["eta"]), self._scalar(state["mu"])
@@ -77,7 +77,7 @@ class ASGD(Optimizer):
             new_eta, new_mu = _f32(lr / ((1 + lambd * lr * step) ** alpha)), _f32(1 / max(1, step - t0))
         c = self._const
         ax = state["ax"]
-        out = asgd_update(x, grad, ax._st.data, c(1 - lambd * eta, dt), c(-eta, dt), c(mu, dt), c(wd, dt),
+        out = asgd_update(x, grad, ax._storage.data, c(1 - lambd * eta, dt), c(-eta, dt), c(mu, dt), c(wd, dt),
                           maximize=hyper.maximize, wd_mode=_wd_mode(wd, False))
         _assign(param, out[0], staged)
         _assign(ax, out[1], staged)

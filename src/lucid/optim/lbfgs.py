@@ -292,9 +292,9 @@ class LBFGS(Optimizer):
         state.update(d=d, t=t, old_dirs=old_dirs, old_stps=old_stps, ro=ro, H_diag=H_diag,
                      prev_flat_grad=prev_flat_grad, prev_loss=prev_loss)
         # one evaluation for the parameters and the history: the lazy chains end here (memory stays bounded)
-        history = [v._st.data for v in [d, prev_flat_grad, *old_dirs, *old_stps, *ro, *(state.get("al") or ())]
+        history = [v._storage.data for v in [d, prev_flat_grad, *old_dirs, *old_stps, *ro, *(state.get("al") or ())]
                    if isinstance(v, Tensor)]
         if isinstance(H_diag, Tensor):
-            history.append(H_diag._st.data)
+            history.append(H_diag._storage.data)
         _threads.evaluate([history, take_pending_evals()])
         return orig_loss

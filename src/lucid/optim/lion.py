@@ -54,11 +54,11 @@ class Lion(Optimizer):
         state["exp_avg"] = _zeros_like(p)
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (beta1, beta2), lr, wd, maximize = hyper.betas, hyper.lr, hyper.weight_decay, hyper.maximize
         c = self._const
         m = state["exp_avg"]
-        out = lion_update(x, grad, m._st.data, c(beta1, dt), c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
+        out = lion_update(x, grad, m._storage.data, c(beta1, dt), c(1 - beta1, dt), c(beta2, dt), c(1 - beta2, dt),
                           c(-lr, dt), c(1 - lr * wd, dt), maximize=maximize, wd_mode=_wd_mode(wd, True))
         _assign(param, out[0], staged)
         _assign(m, out[1], staged)

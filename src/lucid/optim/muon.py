@@ -98,10 +98,10 @@ class Muon(Optimizer):
     def _update(self, param, grad, state, hyper):
         if grad.ndim != 2:
             raise ValueError("Param gradient must be a 2D matrix")
-        x, staged, dt = param._st.data, self._staged, param._st.data.dtype
+        x, staged, dt = param._storage.data, self._staged, param._storage.data.dtype
         momentum, lr = hyper.momentum, hyper.lr
         buf = state.get("momentum_buffer")
-        old = mx.zeros_like(grad) if buf is None else buf._st.data
+        old = mx.zeros_like(grad) if buf is None else buf._storage.data
         w = 1 - momentum  # buf.lerp_(grad, 1 - momentum), with lerp's two formulas
         new = old + w * (grad - old) if w < 0.5 else grad - (grad - old) * (1 - w)
         if buf is None:

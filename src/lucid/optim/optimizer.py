@@ -194,7 +194,7 @@ def _assign(t: Tensor, arr: mx.array, written: _Staged) -> None:
             t._check_inplace(False)
         written.others.append((t, arr))
     else:
-        written.stores.append((t._st, arr))
+        written.stores.append((t._storage, arr))
     written.arrays.append(arr)
 
 
@@ -202,7 +202,7 @@ def _new_state(state: dict, key, value, written: _Staged):
     """Stage a new state entry (``state[key] = value`` at the commit); returns ``value``."""
     written.entries.append((state, key, value))
     if type(value) is Tensor:
-        written.arrays.append(value._st.data)
+        written.arrays.append(value._storage.data)
     return value
 
 
@@ -229,7 +229,7 @@ def _scalar_tensor(value: float) -> Tensor:
 
 
 def _zeros_like(p: Tensor) -> Tensor:
-    return _wrap(_cpu_route.build(mx.zeros_like, p._st.data))  # (float64 state on a GPU default: made on the CPU)
+    return _wrap(_cpu_route.build(mx.zeros_like, p._storage.data))  # (float64 state on a GPU default: made on the CPU)
 
 
 def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
@@ -241,7 +241,7 @@ def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
-    return _wrap(_cpu_route.build(mx.full, p._st.data.shape, value, dtype=p._st.data.dtype))
+    return _wrap(_cpu_route.build(mx.full, p._storage.data.shape, value, dtype=p._storage.data.dtype))
 
 
 class Hyper:
@@ -270,7 +270,7 @@ def _tensor_option(value: Tensor) -> mx.array:
     if value.numel() != 1:
         raise TypeError(f"optimizer options must be numbers or 1-element Tensors, but got a Tensor of shape "
                         f"{_shape_str(value.shape)}")
-    return value._st.data.reshape(())
+    return value._storage.data.reshape(())
 
 
 def _describe_state(state, p: Tensor) -> str:
@@ -406,11 +406,11 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                 else:
-                    if g._fn is not None:
+                    if g._node is not None:
                         g.detach_()
                     else:
                         g.requires_grad_(False)
-                    st = g._st
+                    st = g._storage
                     st.data = mx.zeros_like(st.data)
                     after_write(st, True)
 
@@ -451,7 +451,7 @@ class Optimizer:
                 g = p._grad
                 if g is None:
                     continue
-                x, ga = p._st.data, g._st.data
+                x, ga = p._storage.data, g._storage.data
                 dt = x.dtype
                 if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):
                     self._bad_grad(group, p, x, ga)
@@ -503,11 +503,11 @@ class Optimizer:
             s = self.state.get(p)
             if not s or p._grad is None:
                 continue
-            x = p._st.data
+            x = p._storage.data
             for key, value in s.items():
                 if type(value) is not Tensor or key in self._scalar_state:
                     continue
-                v = value._st.data
+                v = value._storage.data
                 if v.shape != x.shape or v.dtype != x.dtype:
                     raise RuntimeError(
                         f"{type(self).__name__}.step(): the loaded state {key!r} of {self._where(group, p)} has "
@@ -542,7 +542,7 @@ class Optimizer:
 
     def _scalar(self, t: Tensor) -> float:
         """The Python value of a 0-d state tensor (a step count, NAdam's mu_product)."""
-        arr = t._st.data
+        arr = t._storage.data
         if is_compiling():  # inside lucid.compile the count is a traced array: compute with it, never read it
             return arr
         known = self._scalars.get(t)
@@ -553,7 +553,7 @@ class Optimizer:
 
     def _set_scalar(self, t: Tensor, value: float, written: _Staged) -> None:
         arr = self._const(value, mx.float32)
-        written.stores.append((t._st, arr))  # a constant: nothing to evaluate
+        written.stores.append((t._storage, arr))  # a constant: nothing to evaluate
         # remembered now: if the step fails, ``t`` keeps its old array, which this entry then doesn't match
         self._scalars[t] = (arr, value)
 
@@ -664,7 +664,7 @@ def _cast_state(param: Tensor, value, key=None):
         return type(value)(_cast_state(param, v) for v in value)
     cast = key != "step" and param.is_floating_point()
     if isinstance(value, Tensor):
-        arr = value._st.data
+        arr = value._storage.data
         if cast and arr.dtype != param.dtype:
             arr = arr.astype(param.dtype)
         return _wrap(arr)

@@ -66,12 +66,12 @@ class Rprop(Optimizer):
         state["step_size"] = _full_like(p, group["lr"])
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         (etaminus, etaplus), (size_min, size_max) = hyper.etas, hyper.step_sizes
         self._advance(state["step"], staged)
         c = self._const
         prev, size = state["prev"], state["step_size"]
-        out = rprop_update(x, grad, prev._st.data, size._st.data, c(etaminus, dt), c(etaplus, dt), c(size_min, dt),
+        out = rprop_update(x, grad, prev._storage.data, size._storage.data, c(etaminus, dt), c(etaplus, dt), c(size_min, dt),
                            c(size_max, dt), maximize=hyper.maximize)
         _assign(param, out[0], staged)
         _assign(prev, out[1], staged)

@@ -80,7 +80,7 @@ class SGD(Optimizer):
         return group["momentum"] != 0
 
     def _update(self, param, grad, state, hyper):
-        x, dt, staged = param._st.data, grad.dtype, self._staged
+        x, dt, staged = param._storage.data, grad.dtype, self._staged
         lr, momentum, dampening, wd = hyper.lr, hyper.momentum, hyper.dampening, hyper.weight_decay
         nesterov, maximize = hyper.nesterov, hyper.maximize
         c = self._const
@@ -89,7 +89,7 @@ class SGD(Optimizer):
         if not (use_momentum or wd or maximize):  # plain SGD: two MLX ops cost less than a compiled call
             _assign(param, x + c(-lr, dt) * grad, staged)
             return
-        out = sgd_update(x, grad, None if buf is None else buf._st.data, c(wd, dt) if wd else None,
+        out = sgd_update(x, grad, None if buf is None else buf._storage.data, c(wd, dt) if wd else None,
                          c(momentum, dt) if use_momentum else None, c(1 - dampening, dt) if use_momentum else None,
                          c(-lr, dt), maximize=maximize, wd_mode=_wd_mode(wd, False), use_momentum=use_momentum,
                          nesterov=nesterov)

@@ -104,7 +104,7 @@ def checkpoint_sequential(functions, segments: int, input, use_reentrant: bool |
 def _droppable(a, inputs: set) -> bool:
     """A saved value the segment drops: any tensor but its inputs and leaves that require grad (which the caller
     holds anyway, and whose identity backward needs)."""
-    return isinstance(a, Tensor) and id(a) not in inputs and not (a._fn is None and a._rg)
+    return isinstance(a, Tensor) and id(a) not in inputs and not (a._node is None and a._requires_grad)
 
 
 class _StopRecomputation(Exception):
@@ -184,8 +184,8 @@ class _Segment:
             if early_stop and not pending:
                 raise _StopRecomputation
 
-        args = [a.detach().requires_grad_(a._rg) if isinstance(a, Tensor) else a for a in self.args]
-        kwargs = {k: v.detach().requires_grad_(v._rg) if isinstance(v, Tensor) else v for k, v in self.kwargs.items()}
+        args = [a.detach().requires_grad_(a._requires_grad) if isinstance(a, Tensor) else a for a in self.args]
+        kwargs = {k: v.detach().requires_grad_(v._requires_grad) if isinstance(v, Tensor) else v for k, v in self.kwargs.items()}
         if self.rng_state is not None:
             now = get_rng_state()
             set_rng_state(self.rng_state)
@@ -240,8 +240,8 @@ peek_dropped[0] = _peek
 
 def _regraph(a, r, version):
     """The recomputed value ``r`` at the graph position of the dropped tensor ``a``, at the version backward expects."""
-    t = _wrap(r._st.data, a.fn, a.rg, a.nr)
-    t._st.version = version
+    t = _wrap(r._storage.data, a.fn, a.rg, a.nr)
+    t._storage.version = version
     return t
 
 

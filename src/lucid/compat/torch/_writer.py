@@ -128,7 +128,7 @@ class _Pickler(pickle._Pickler):
         array = t.mlx
         if array.dtype not in _NAME_OF_MLX:
             raise TypeError(f"torch.save can't store a tensor of dtype {t.dtype}")
-        st = t._st  # tensors share memory when they share lucid's storage (equal MLX arrays may be separate tensors)
+        st = t._storage  # tensors share memory when they share lucid's storage (equal MLX arrays may be separate tensors)
         if id(st) not in self.storages:
             self.storages[id(st)] = (st, _Storage(str(len(self.storages)), array, _NAME_OF_MLX[array.dtype]))
         storage = self.storages[id(st)][1]

@@ -100,7 +100,7 @@ class DistributedDataParallel(Module):
             return
         for dtype in dict.fromkeys(t.dtype for t in tensors):
             same = [t for t in tensors if t.dtype == dtype]
-            flat = dist.broadcast_array(_flatten([t._st.data for t in same]), 0, self.process_group)
+            flat = dist.broadcast_array(_flatten([t._storage.data for t in same]), 0, self.process_group)
             for t, arr in zip(same, _unflatten(flat, same)):
                 _write(t, arr)
 
@@ -117,7 +117,7 @@ class DistributedDataParallel(Module):
         bucket.ready.clear()
         if self.world_size == 1:
             return
-        arrays = [mx.zeros_like(p._st.data) if p._grad is None else p._grad._st.data for p in bucket.params]
+        arrays = [mx.zeros_like(p._storage.data) if p._grad is None else p._grad._storage.data for p in bucket.params]
         flat = mx.distributed.all_sum(_flatten(arrays), group=self.process_group.mlx) / self.world_size
         for p, arr in zip(bucket.params, _unflatten(flat.astype(arrays[0].dtype), bucket.params)):
             if p._grad is None:  # unused here (find_unused_parameters): the other ranks' gradient arrives
@@ -160,14 +160,14 @@ class DistributedDataParallel(Module):
 
     def bytes_per_sync(self) -> int:
         """Bytes of gradient each rank sends into the all-reduce of one synchronised backward."""
-        return sum(p._st.data.nbytes for p in self._params)
+        return sum(p._storage.data.nbytes for p in self._params)
 
 
 def _make_buckets(params: list[Tensor], cap: int) -> list[_Bucket]:
     buckets: list[_Bucket] = []
     open_by_dtype: dict = {}
     for p in reversed(params):
-        size = p._st.data.nbytes
+        size = p._storage.data.nbytes
         b = open_by_dtype.get(p.dtype)
         if b is not None and b.nbytes + size > (_FIRST_BUCKET_BYTES if b is buckets[0] else cap):
             b = None  # full: a parameter larger than the cap gets a bucket of its own
@@ -186,8 +186,8 @@ def _flatten(arrays: list[mx.array]) -> mx.array:
 def _unflatten(flat: mx.array, like: list[Tensor]) -> list[mx.array]:
     out, start = [], 0
     for t in like:
-        shape = t._st.data.shape
-        n = t._st.data.size
+        shape = t._storage.data.shape
+        n = t._storage.data.size
         out.append(flat[start:start + n].reshape(shape))
         start += n
     return out
@@ -195,7 +195,7 @@ def _unflatten(flat: mx.array, like: list[Tensor]) -> list[mx.array]:
 
 def _write(t: Tensor, arr: mx.array) -> None:
     """``t``'s value replaced in place, outside autograd (its version moves on; its views follow)."""
-    st = t._st
+    st = t._storage
     st.data = arr
     after_write(st, True)
 
