@@ -19,13 +19,13 @@ SCRIPTS = Path(__file__).parent / "compat_scripts"
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
          "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
          "per_sample_grads": [], "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [],
-         "gcn": [], "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
+         "gcn": [], "ddpm_points": [], "seq2seq_attention": [], "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
 # actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
 # feeds both runs the same batches, actions and noise from numpy)
 SAME_DATA = {"mingpt": ["--same-batches", "1"], "reinforce": ["--same-actions", "1", "--steps", "6"],
              "vae_kl": ["--same-noise", "1", "--steps", "10"],
-             "cifar_resnet": ["--augment", "0", "--shuffle", "0"]}  # (augmentation and shuffling draw too)
+             "ddpm_points": ["--same-noise", "1"], "cifar_resnet": ["--augment", "0", "--shuffle", "0"]}  # (augmentation and shuffling draw too)
 WRITES_FILES = {"gpt", "super_resolution", "makemore", "word_language_model"}  # given --out-dir in the plain run
 NEEDS = {"makemore": "tensorboard"}  # an optional package the script imports (makemore logs to TensorBoard)
 USES_TORCHVISION = {"cifar_resnet", "mobilenet_finetune"}  # the PyTorch run needs the real torchvision
