@@ -72,6 +72,7 @@ def _flat(losses) -> list:
     return [v for x in losses for v in (x if isinstance(x, list) else [x])]
 
 
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")  # seq2seq's F.softmax(scores): warned as PyTorch does
 @pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_runs_unchanged(name, tmp_path):
     extra = ["--out-dir", str(tmp_path)] if name in WRITES_FILES else []
@@ -82,6 +83,7 @@ def test_pytorch_script_runs_unchanged(name, tmp_path):
 
 @pytest.mark.filterwarnings("ignore:.*GradScaler")  # PyTorch's, for nanoGPT's deprecated spelling without CUDA
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument")  # PyTorch's, for minGPT's pin_memory=True without one
+@pytest.mark.filterwarnings("ignore:Implicit dimension choice")
 @pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
     pytest.importorskip("torch")
