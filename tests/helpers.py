@@ -1,8 +1,10 @@
 """Shared test helpers: float64 leaves, the gradcheck + gradgradcheck pair every op gets, the real torchvision as
-an oracle, and MNIST-format fixture files."""
+an oracle, and MNIST- and CIFAR-format fixture files."""
 import gzip
 import os
+import pickle
 import struct
+from pathlib import Path
 
 import numpy as np
 
@@ -88,3 +90,42 @@ def write_mnist(folder, n=(7, 5), size=28, gz=False, prefix=("train", "t10k"), s
                 f.write(gzip.compress(raw) if gz else raw)
         out[split] = (images, labels)
     return out
+
+
+class _Python2Pickler(pickle._Pickler):
+    """Writes bytes as Python 2 ``str`` (BINSTRING), as the published CIFAR files (pickled by Python 2) hold them."""
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def _save_py2_str(self, obj):
+        self.write(pickle.BINSTRING + struct.pack("<i", len(obj)) + obj)
+        self.memoize(obj)
+    dispatch[bytes] = _save_py2_str
+
+
+def dump(obj, path, python2: bool):
+    with open(path, "wb") as f:
+        if python2:
+            _Python2Pickler(f, protocol=2).dump(obj)
+        else:
+            pickle.dump(obj, f, protocol=2)  # Python 3: bytes as _codecs.encode(str, 'latin1')
+
+
+def write_cifar(root, hundred=False, python2=True, n=4, seed=0):
+    """CIFAR-10 (or -100) python-pickle batches and meta under ``root``, as cifar-10-python.tar.gz unpacks;
+    returns (folder, batch file names)."""
+    root = Path(root)
+    rng = np.random.default_rng(seed)
+    folder = root / ("cifar-100-python" if hundred else "cifar-10-batches-py")
+    folder.mkdir(parents=True, exist_ok=True)
+    names = ["train", "test"] if hundred else [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
+    key = "fine_labels" if hundred else "labels"
+    for name in names:
+        batch = {"batch_label": "fixture " + name, key: [int(v) for v in rng.integers(0, 10, n)],
+                 "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), "filenames": [f"{i}.png" for i in range(n)]}
+        if hundred:
+            batch["coarse_labels"] = [0] * n
+        dump(batch, folder / name, python2)
+    classes = [f"class{i}" for i in range(10)]
+    dump({"fine_label_names" if hundred else "label_names": classes}, folder / ("meta" if hundred else "batches.meta"),
+         python2)
+    return folder, names

@@ -5,9 +5,8 @@ import json
 import numpy as np
 import pytest
 
-from helpers import idx_bytes
+from helpers import idx_bytes, write_cifar
 from lucid.cli import main
-from test_vision_datasets import write_cifar
 
 
 def write_learnable_mnist(root, name="MNIST", n=(400, 100)):

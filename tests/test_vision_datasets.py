@@ -6,7 +6,6 @@ import hashlib
 import io
 import os
 import pickle
-import struct
 import urllib.error
 import urllib.request
 
@@ -14,7 +13,7 @@ import numpy as np
 import pytest
 
 import lucid
-from helpers import idx_bytes, torchvision_or_skip, write_mnist
+from helpers import dump, idx_bytes, torchvision_or_skip, write_cifar, write_mnist
 from lucid.utils.data import DataLoader
 from lucid.vision import datasets, transforms
 
@@ -175,42 +174,6 @@ def test_download_fetches_verifies_md5_and_decompresses(tmp_path, monkeypatch):
 
 
 # ---- CIFAR ---------------------------------------------------------------------------------------------------------
-
-class _Python2Pickler(pickle._Pickler):
-    """Writes bytes as Python 2 ``str`` (BINSTRING), as the published CIFAR files (pickled by Python 2) hold them."""
-    dispatch = dict(pickle._Pickler.dispatch)
-
-    def _save_py2_str(self, obj):
-        self.write(pickle.BINSTRING + struct.pack("<i", len(obj)) + obj)
-        self.memoize(obj)
-    dispatch[bytes] = _save_py2_str
-
-
-def dump(obj, path, python2: bool):
-    with open(path, "wb") as f:
-        if python2:
-            _Python2Pickler(f, protocol=2).dump(obj)
-        else:
-            pickle.dump(obj, f, protocol=2)  # Python 3: bytes as _codecs.encode(str, 'latin1')
-
-
-def write_cifar(root, hundred=False, python2=True, n=4, seed=0):
-    rng = np.random.default_rng(seed)
-    folder = root / ("cifar-100-python" if hundred else "cifar-10-batches-py")
-    folder.mkdir(parents=True, exist_ok=True)
-    names = ["train", "test"] if hundred else [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"]
-    key = "fine_labels" if hundred else "labels"
-    for name in names:
-        batch = {"batch_label": "fixture " + name, key: [int(v) for v in rng.integers(0, 10, n)],
-                 "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8), "filenames": [f"{i}.png" for i in range(n)]}
-        if hundred:
-            batch["coarse_labels"] = [0] * n
-        dump(batch, folder / name, python2)
-    classes = [f"class{i}" for i in range(10)]
-    dump({"fine_label_names" if hundred else "label_names": classes}, folder / ("meta" if hundred else "batches.meta"),
-         python2)
-    return folder, names
-
 
 def torchvision_way(folder, names, key):
     """What torchvision's CIFAR does with the files: plain pickle.load (latin1), stack, reshape, to HWC."""

@@ -1,40 +1,28 @@
-"""CIFAR-10 training in the usual PyTorch form, shrunk: torchvision's resnet18(num_classes=10), random-crop and
-flip augmentation, SGD with momentum and cosine annealing, on random 32x32 images in a TensorDataset."""
-import numpy as np
+"""CIFAR-10 training in the usual PyTorch form, shrunk: torchvision's datasets.CIFAR10 read from the python-pickle
+batches under ``--data`` (cifar-10-batches-py/, as cifar-10-python.tar.gz unpacks; the tests write small fixture
+files there), random-crop and flip augmentation, resnet18(num_classes=10), SGD with momentum and cosine annealing,
+then the loss and accuracy on the test batch."""
 import torch
 import torch.nn as nn
 import torchvision
 import torchvision.transforms as transforms
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import DataLoader
 
 from _common import options, report, start_from
 
 
-class Augmented(Dataset):
-    """Applies a transform to each image of an (images, labels) pair of tensors, as torchvision's CIFAR10 does."""
-
-    def __init__(self, images, labels, transform=None):
-        self.images, self.labels, self.transform = images, labels, transform
-
-    def __len__(self):
-        return len(self.labels)
-
-    def __getitem__(self, i):
-        image = self.images[i]
-        return (self.transform(image) if self.transform else image), self.labels[i]
-
-
 def main():
-    args = options(steps=3, batch_size=8, augment=1, shuffle=1)
+    args = options(steps=3, batch_size=8, augment=1, shuffle=1, data="./data")
     torch.manual_seed(0)
     device = "cuda" if torch.cuda.is_available() else "cpu"
-    rng = np.random.default_rng(0)
-    images = torch.tensor(rng.random((args.batch_size * args.steps, 3, 32, 32), dtype=np.float32))
-    labels = torch.tensor(rng.integers(0, 10, args.batch_size * args.steps))
     normalize = transforms.Normalize((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616))
     augment = [transforms.RandomCrop(32, padding=4), transforms.RandomHorizontalFlip()] if args.augment else []
-    train_set = Augmented(images, labels, transforms.Compose([*augment, normalize]))
+    transform_train = transforms.Compose([*augment, transforms.ToTensor(), normalize])
+    transform_test = transforms.Compose([transforms.ToTensor(), normalize])
+    train_set = torchvision.datasets.CIFAR10(root=args.data, train=True, download=False, transform=transform_train)
+    test_set = torchvision.datasets.CIFAR10(root=args.data, train=False, download=False, transform=transform_test)
     loader = DataLoader(train_set, batch_size=args.batch_size, shuffle=bool(args.shuffle))
+    test_loader = DataLoader(test_set, batch_size=args.batch_size, shuffle=False)
     model = torchvision.models.resnet18(num_classes=10).to(device)
     start_from(args, model)
     criterion = nn.CrossEntropyLoss()
@@ -42,7 +30,9 @@ def main():
     scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=args.steps)
     losses = []
     model.train()
-    for inputs, targets in loader:
+    for step, (inputs, targets) in enumerate(loader):
+        if step == args.steps:
+            break
         inputs, targets = inputs.to(device), targets.to(device)
         optimizer.zero_grad()
         loss = criterion(model(inputs), targets)
@@ -51,10 +41,15 @@ def main():
         scheduler.step()
         losses.append(loss.item())
     model.eval()
+    test_loss, correct = 0.0, 0
     with torch.no_grad():
-        correct = (model(normalize(images)).argmax(1) == labels).sum().item()
-    print(f"losses {[round(v, 4) for v in losses]}, train accuracy {correct}/{len(labels)}")
-    report(args, losses=losses)
+        for inputs, targets in test_loader:
+            outputs = model(inputs.to(device))
+            test_loss += criterion(outputs, targets.to(device)).item() * len(targets)
+            correct += (outputs.argmax(1) == targets.to(device)).sum().item()
+    test_loss /= len(test_set)
+    print(f"losses {[round(v, 4) for v in losses]}, test loss {test_loss:.4f}, accuracy {correct}/{len(test_set)}")
+    report(args, losses=losses, test_loss=test_loss, correct=correct, classes=len(train_set.classes))
 
 
 if __name__ == "__main__":
