@@ -1,0 +1,179 @@
+"""What a backward node saved, under the names PyTorch's ``grad_fn`` gives it (its ``_saved_*`` fields): the tensors
+``draw_graph(show_saved=True)`` draws as orange boxes and the attributes ``show_attrs=True`` lists in the node's box.
+
+A lucid node keeps its op's own arguments (``node.args``, ``node.kwargs``), which are not always PyTorch's: a
+``Linear`` records one ``AddmmBackward0`` of (bias, input, weight), a reduction keeps its dims normalized, a loss keeps
+its targets as an array. ``FIELDS`` says, per node, which argument is which of PyTorch's fields; what it does not
+name is not shown, so nothing is shown under a name PyTorch would not use.
+"""
+from __future__ import annotations
+
+import mlx.core as mx
+
+from .._tensor import Tensor
+from ..autograd.function import FunctionCtx
+from ..ops._core import OpNode
+
+# node name (``name/N`` when it depends on the number of positional arguments N): (PyTorch's field for each positional
+# argument, "-" for one PyTorch does not keep; {lucid keyword: field}; fields PyTorch derives from an argument's
+# shape — ``<field>_sym_sizes``/``_sym_strides``/``_sym_numel`` — or always holds the same value, ``alpha=1``).
+# A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where lucid keeps a tuple).
+FIELDS: dict = {
+    "AddBackward0": ("- -", {}, "alpha=1"),
+    "SubBackward0": ("- -", {}, "alpha=1"),
+    "MulBackward0": ("self other", {}, ""),
+    "DivBackward0": ("self other", {}, ""),
+    "MmBackward0": ("self mat2", {}, ""),
+    "BmmBackward0": ("self mat2", {}, ""),
+    "AddmmBackward0/3": ("- mat1 mat2", {}, "alpha=1 beta=1"),  # F.linear: (bias, input, weight), one node
+    "AddmmBackward0": ("- mat1 mat2 beta alpha", {}, ""),
+    "SumBackward0": ("- - -", {}, "self_sym_sizes"),
+    "SumBackward1": ("- dim keepdim", {}, "self_sym_sizes"),
+    "MeanBackward0": ("- - -", {}, "self_sym_numel self_sym_sizes"),
+    "MeanBackward1": ("- dim keepdim", {}, "self_sym_numel self_sym_sizes"),
+    "PowBackward0": ("self exponent", {}, ""),
+    "PowBackward1": ("self exponent", {}, ""),
+    "ExpBackward0": ("-", {}, ""),
+    "TanhBackward0": ("-", {}, ""),
+    "SigmoidBackward0": ("-", {}, ""),
+    "ReluBackward0": ("-", {}, ""),
+    "SqrtBackward0": ("-", {}, ""),
+    "SoftmaxBackward0": ("- dim[0]", {}, ""),
+    "LogSoftmaxBackward0": ("- dim[0]", {}, ""),
+    "GeluBackward0": ("self approximate -", {}, ""),
+    "ConvolutionBackward0/9": ("input weight stride padding - dilation - groups -", {}, ""),
+    "ConvolutionBackward0": ("input weight - stride padding - dilation - groups -", {}, ""),
+    "NllLossBackward0": ("self weight", {"safe": "target", "total_w": "total_weight", "reduction": "reduction"}, ""),
+    "NllLoss2DBackward0": ("self weight", {"safe": "target", "total_w": "total_weight", "reduction": "reduction"},
+                           ""),
+    "NativeLayerNormBackward0": ("input weight bias - -", {}, ""),  # (lucid keeps the axes, not the shape)
+    "ViewBackward0": ("- -", {}, "self_sym_sizes"),
+    "UnsqueezeBackward0": ("- -", {}, ""),
+    "ExpandBackward0": ("- -", {}, "self_sym_sizes"),
+    "TransposeBackward0": ("- dim0 dim1", {}, ""),
+    "PermuteBackward0": ("- dims", {}, ""),
+    "TBackward0": ("-", {}, ""),
+    "IndexBackward0": ("- indices", {}, "self_sym_sizes"),
+    "GatherBackward0": ("self index dim", {}, ""),
+    "CatBackward0": ("", {"dim": "dim"}, ""),
+    "MaxBackward1": ("self - -", {}, ""),
+    "MaxPool2DWithIndicesBackward0": ("self kernel_size", {}, ""),
+    "EmbeddingBackward0": ("- indices padding_idx", {}, ""),
+    "ClampBackward1": ("self min max", {}, ""),
+    "WhereBackward0": ("condition self other", {}, ""),
+    "ClampBackward0": ("self min max", {}, ""),
+    "LerpBackward0": ("self end weight", {}, ""),
+    "LerpBackward1": ("self end weight", {}, ""),
+    "BaddbmmBackward0": ("- batch1 batch2 beta alpha", {}, ""),
+    "AddmvBackward0": ("- mat vec beta alpha", {}, ""),
+    "AddrBackward0": ("- vec1 vec2 beta alpha", {}, ""),
+    "StdBackward0": ("self dim - keepdim", {}, ""),
+    "LogsumexpBackward0": ("self dim keepdim", {}, ""),
+    "StackBackward0": ("", {"dim": "dim"}, ""),
+    "CumsumBackward0": ("- dim -", {}, ""),
+}
+_REDUCTION = {"none": 0, "mean": 1, "sum": 2}  # PyTorch keeps the enum's value
+
+
+def _fields(node):
+    """(positional fields, {keyword: field}, derived fields) of ``node``; None for a node the table does not list."""
+    spec = FIELDS.get(f"{node.name()}/{len(node.args)}") or FIELDS.get(node.name())
+    if spec is None:
+        return None
+    names, kw, extra = spec
+    return tuple(None if n == "-" else n for n in names.split()), kw, tuple(extra.split())
+
+
+def _is_array(v) -> bool:
+    return isinstance(v, (Tensor, mx.array))
+
+
+def _shape_field(kind: str, shape) -> object:
+    if kind == "sizes":
+        return tuple(shape)
+    if kind == "numel":
+        n = 1
+        for s in shape:
+            n *= s
+        return n
+    strides, n = [], 1  # contiguous strides: lucid's tensors are laid out as PyTorch's contiguous ones
+    for s in reversed(shape):
+        strides.append(n)
+        n *= s
+    return tuple(reversed(strides))
+
+
+def saved(node) -> tuple[list, dict]:
+    """([(field, shape)] of the tensors ``node`` keeps for its backward, {field: value} of the other values it keeps),
+    PyTorch's ``_saved_*`` fields without their prefix. Saved tensors are gone once a backward released them."""
+    if isinstance(node, FunctionCtx):  # a custom Function's ctx.save_for_backward: named by position
+        return ([] if node._released else
+                [(f"saved[{i}]", t.shape) for i, t in enumerate(node._saved) if t is not None]), {}
+    if not isinstance(node, OpNode):
+        return [], {}
+    tensors, attrs = [], {}
+    live = node.out_st is not None  # a backward (without retain_graph) has released what was saved
+    args = node.args
+    if args is not None:
+        fields = _fields(node)
+        # a node the table does not list: its tensors as PyTorch's unary and binary ops name them (self, other,
+        # then tensor2, tensor3... as addcmul's), its keywords under their own names (lucid's are PyTorch's), the rest not shown
+        names, kw, extra = fields or (("self", "other") + tuple(f"tensor{i}" for i in range(2, len(args))), None, ())
+        kept = node.save_needs  # None: every tensor argument; else those whose gradient needs it (PyTorch's mm
+        by_field = {}  # keeps mat2 only when mat1 requires grad)
+        for i, (name, a) in enumerate(zip(names, args)):
+            if name is None:
+                continue
+            one = name.endswith("[0]")
+            name = name.removesuffix("[0]")
+            by_field[name] = a
+            if isinstance(a, Tensor):
+                if node.save_args and live and (kept is None or any(node.next[j] is not None for j in kept.get(i, ()))):
+                    tensors.append((name, a.shape))
+            elif isinstance(a, mx.array) or isinstance(a, tuple) and a and all(_is_array(x) for x in a):
+                if live and fields:  # index arrays: kept by the node, as PyTorch keeps its index tensors
+                    tensors += [(name, a.shape)] if isinstance(a, mx.array) else [
+                        (f"{name}[{j}]", x.shape) for j, x in enumerate(a)]
+            elif fields and not hasattr(a, "shape"):  # (a released argument keeps only its shape: autograd.graph.Meta)
+                attrs[name] = a[0] if one and isinstance(a, tuple) else a
+        for k, v in node.kwargs.items():
+            name = k if kw is None else kw.get(k)
+            if name is None:
+                continue
+            if _is_array(v):
+                if live:
+                    tensors.append((name, v.shape))
+            else:
+                attrs[name] = _REDUCTION.get(v, v) if name == "reduction" else v
+        for e in extra:
+            if "=" in e:
+                name, value = e.split("=")
+                attrs[name] = int(value)
+                continue
+            field, _, kind = e.rpartition("_sym_")
+            a = by_field.get(field)
+            if a is not None and hasattr(a, "shape"):
+                attrs[e] = _shape_field(kind, a.shape)
+    if node.save_ans and live:
+        tensors.append(("result", node.out_st.data.shape))
+    return tensors, attrs
+
+
+def attrs_label(name: str, tensors: list, attrs: dict, max_attr_chars: int) -> str:
+    """The node's box with ``show_attrs``: its name over a rule, then one ``field: value`` line per saved field in
+    alphabetical order (tensors as ``[saved tensor]``), values cut to ``max_attr_chars`` with ``...``, as torchviz."""
+    rows = {field: str(v) for field, v in attrs.items()}
+    for field, _ in tensors:
+        base, bracket, _ = field.partition("[")
+        rows[base] = "[saved tensors]" if bracket else "[saved tensor]"
+    if not rows:
+        return name
+    width = min(max(len(v) for v in rows.values()), max(max_attr_chars, 3))
+    key_width = max(len(k) for k in rows)
+    lines = [name, "-" * max(key_width + width + 2, len(name))]
+    for k in sorted(rows):
+        v = rows[k]
+        if len(v) > width:
+            v = v[:width - 3] + "..."
+        lines.append(f"{k:<{key_width}}: {v:>{width}}")
+    return "\n".join(lines)
