@@ -16,7 +16,8 @@ from ..ops._core import OpNode
 
 # node name (``name/N`` when it depends on the number of positional arguments N): (PyTorch's field for each positional
 # argument, "-" for one PyTorch does not keep; {lucid keyword: field}; fields PyTorch derives from an argument's
-# shape — ``<field>_sym_sizes``/``_sym_strides``/``_sym_numel`` — or always holds the same value, ``alpha=1``).
+# shape — ``<field>_sym_sizes``/``_sym_strides``/``_sym_numel``/``_sym_argsize_0`` — or always holds the same value,
+# ``alpha=1``).
 # A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where lucid keeps a tuple).
 FIELDS: dict = {
     "AddBackward0": ("- -", {}, "alpha=1"),
@@ -43,9 +44,8 @@ FIELDS: dict = {
     "GeluBackward0": ("self approximate -", {}, ""),
     "ConvolutionBackward0/9": ("input weight stride padding - dilation - groups -", {}, ""),
     "ConvolutionBackward0": ("input weight - stride padding - dilation - groups -", {}, ""),
-    "NllLossBackward0": ("self weight", {"safe": "target", "total_w": "total_weight", "reduction": "reduction"}, ""),
-    "NllLoss2DBackward0": ("self weight", {"safe": "target", "total_w": "total_weight", "reduction": "reduction"},
-                           ""),
+    "NllLossBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
+    "NllLoss2DBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
     "NativeLayerNormBackward0": ("input weight bias - -", {}, ""),  # (lucid keeps the axes, not the shape)
     "ViewBackward0": ("- -", {}, "self_sym_sizes"),
     "UnsqueezeBackward0": ("- -", {}, ""),
@@ -58,7 +58,7 @@ FIELDS: dict = {
     "CatBackward0": ("", {"dim": "dim"}, ""),
     "MaxBackward1": ("self - -", {}, ""),
     "MaxPool2DWithIndicesBackward0": ("self kernel_size", {}, ""),
-    "EmbeddingBackward0": ("- indices padding_idx", {}, ""),
+    "EmbeddingBackward0": ("weight indices -", {}, "weight_sym_argsize_0"),
     "ClampBackward1": ("self min max", {}, ""),
     "WhereBackward0": ("condition self other", {}, ""),
     "ClampBackward0": ("self min max", {}, ""),
@@ -91,6 +91,8 @@ def _is_array(v) -> bool:
 def _shape_field(kind: str, shape) -> object:
     if kind == "sizes":
         return tuple(shape)
+    if kind == "argsize_0":
+        return shape[0]
     if kind == "numel":
         n = 1
         for s in shape:
@@ -116,11 +118,12 @@ def saved(node) -> tuple[list, dict]:
     args = node.args
     if args is not None:
         fields = _fields(node)
-        # a node the table does not list: its tensors as PyTorch's unary and binary ops name them (self, other,
-        # then tensor2, tensor3... as addcmul's), its keywords under their own names (lucid's are PyTorch's), the rest not shown
+        # a node the table does not list: its tensors as PyTorch's unary and binary ops name them (self, other, then
+        # tensor2, tensor3... as addcmul's), its keywords under their own names (lucid's are PyTorch's), nothing else
         names, kw, extra = fields or (("self", "other") + tuple(f"tensor{i}" for i in range(2, len(args))), None, ())
         kept = node.save_needs  # None: every tensor argument; else those whose gradient needs it (PyTorch's mm
-        by_field = {}  # keeps mat2 only when mat1 requires grad)
+        # keeps mat2 only when mat1 requires grad)
+        by_field = {"self": args[0]} if args else {}  # (PyTorch's self_sym_sizes: the first argument's, named or not)
         for i, (name, a) in enumerate(zip(names, args)):
             if name is None:
                 continue
@@ -128,8 +131,12 @@ def saved(node) -> tuple[list, dict]:
             name = name.removesuffix("[0]")
             by_field[name] = a
             if isinstance(a, Tensor):
-                if node.save_args and live and (kept is None or any(node.next[j] is not None for j in kept.get(i, ()))):
+                if not (node.save_args and live):
+                    continue
+                if kept is None or any(node.next[j] is not None for j in kept.get(i, ())):
                     tensors.append((name, a.shape))
+                elif kept:  # not needed, so not kept: PyTorch's field holds None (a mm's mat2 when mat1 needs no grad)
+                    attrs[name] = None
             elif isinstance(a, mx.array) or isinstance(a, tuple) and a and all(_is_array(x) for x in a):
                 if live and fields:  # index arrays: kept by the node, as PyTorch keeps its index tensors
                     tensors += [(name, a.shape)] if isinstance(a, mx.array) else [
