@@ -14,20 +14,25 @@ from .._tensor import Tensor
 from ..autograd.function import FunctionCtx
 from ..ops._core import OpNode
 
-# node name (``name/N`` when it depends on the number of positional arguments N): (PyTorch's field for each positional
-# argument, "-" for one PyTorch does not keep; {lucid keyword: field}; fields PyTorch derives from an argument's
-# shape — ``<field>_sym_sizes``/``_sym_strides``/``_sym_numel``/``_sym_argsize_0`` — or always holds the same value,
-# ``alpha=1``).
-# A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where lucid keeps a tuple).
+# node name (``name/N`` when it depends on the number of positional arguments N, ``name module`` on the lucid module
+# that declares the op): (PyTorch's field for each positional argument, "-" for one PyTorch does not keep;
+# {lucid keyword: field}; fields PyTorch derives from an argument's shape — ``<field>_sym_sizes``, ``_sym_numel``,
+# ``_sym_argsize_0``, and ``_sym_strides``, kept only for an argument that requires grad — or always holds the same
+# value, ``alpha=1``). A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where
+# lucid keeps a tuple); one ending in ``^T`` holds the transpose of lucid's argument (PyTorch's linear multiplies by
+# ``weight.t()``, a view: mat2 is that view, lucid keeps the weight).
+_MM = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
+_ADDMM = "mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides"
 FIELDS: dict = {
     "AddBackward0": ("- -", {}, "alpha=1"),
     "SubBackward0": ("- -", {}, "alpha=1"),
     "MulBackward0": ("self other", {}, ""),
     "DivBackward0": ("self other", {}, ""),
-    "MmBackward0": ("self mat2", {}, ""),
+    "MmBackward0": ("self mat2", {}, _MM),
+    "MmBackward0 nn_basic": ("self mat2^T", {}, _MM),  # F.linear without a bias: (input, weight)
     "BmmBackward0": ("self mat2", {}, ""),
-    "AddmmBackward0/3": ("- mat1 mat2", {}, "alpha=1 beta=1"),  # F.linear: (bias, input, weight), one node
-    "AddmmBackward0": ("- mat1 mat2 beta alpha", {}, ""),
+    "AddmmBackward0 nn_basic": ("- mat1 mat2^T", {}, "alpha=1 beta=1 " + _ADDMM),  # F.linear: (bias, input, weight)
+    "AddmmBackward0": ("- mat1 mat2 beta alpha", {}, _ADDMM),
     "SumBackward0": ("- - -", {}, "self_sym_sizes"),
     "SumBackward1": ("- dim keepdim", {}, "self_sym_sizes"),
     "MeanBackward0": ("- - -", {}, "self_sym_numel self_sym_sizes"),
@@ -77,7 +82,10 @@ _REDUCTION = {"none": 0, "mean": 1, "sum": 2}  # PyTorch keeps the enum's value
 
 def _fields(node):
     """(positional fields, {keyword: field}, derived fields) of ``node``; None for a node the table does not list."""
-    spec = FIELDS.get(f"{node.name()}/{len(node.args)}") or FIELDS.get(node.name())
+    name = node.name()
+    vjp = node.vjp_all or node.vjps[0]
+    module = getattr(vjp, "__module__", "").rpartition(".")[2]
+    spec = FIELDS.get(f"{name} {module}") or FIELDS.get(f"{name}/{len(node.args)}") or FIELDS.get(name)
     if spec is None:
         return None
     names, kw, extra = spec
@@ -88,9 +96,9 @@ def _is_array(v) -> bool:
     return isinstance(v, (Tensor, mx.array))
 
 
-def _shape_field(kind: str, shape) -> object:
+def _shape_field(kind: str, shape: tuple, transposed: bool, requires_grad: bool) -> object:
     if kind == "sizes":
-        return tuple(shape)
+        return shape[::-1] if transposed else shape
     if kind == "argsize_0":
         return shape[0]
     if kind == "numel":
@@ -98,11 +106,13 @@ def _shape_field(kind: str, shape) -> object:
         for s in shape:
             n *= s
         return n
+    if not requires_grad:  # PyTorch keeps an argument's strides only for its own gradient
+        return ()
     strides, n = [], 1  # contiguous strides: lucid's tensors are laid out as PyTorch's contiguous ones
     for s in reversed(shape):
         strides.append(n)
         n *= s
-    return tuple(reversed(strides))
+    return tuple(strides) if transposed else tuple(reversed(strides))
 
 
 def saved(node) -> tuple[list, dict]:
@@ -123,18 +133,20 @@ def saved(node) -> tuple[list, dict]:
         names, kw, extra = fields or (("self", "other") + tuple(f"tensor{i}" for i in range(2, len(args))), None, ())
         kept = node.save_needs  # None: every tensor argument; else those whose gradient needs it (PyTorch's mm
         # keeps mat2 only when mat1 requires grad)
-        by_field = {"self": args[0]} if args else {}  # (PyTorch's self_sym_sizes: the first argument's, named or not)
+        # {field: (argument's position, argument, held transposed)}; PyTorch's self_sym_sizes is the first
+        by_field = {"self": (0, args[0], False)} if args else {}  # argument's, named or not
         for i, (name, a) in enumerate(zip(names, args)):
             if name is None:
                 continue
             one = name.endswith("[0]")
-            name = name.removesuffix("[0]")
-            by_field[name] = a
+            transposed = name.endswith("^T")
+            name = name.removesuffix("[0]").removesuffix("^T")
+            by_field[name] = (i, a, transposed)
             if isinstance(a, Tensor):
                 if not (node.save_args and live):
                     continue
                 if kept is None or any(node.next[j] is not None for j in kept.get(i, ())):
-                    tensors.append((name, a.shape))
+                    tensors.append((name, a.shape[::-1] if transposed else a.shape))
                 elif kept:  # not needed, so not kept: PyTorch's field holds None (a mm's mat2 when mat1 needs no grad)
                     attrs[name] = None
             elif isinstance(a, mx.array) or isinstance(a, tuple) and a and all(_is_array(x) for x in a):
@@ -158,9 +170,9 @@ def saved(node) -> tuple[list, dict]:
                 attrs[name] = int(value)
                 continue
             field, _, kind = e.rpartition("_sym_")
-            a = by_field.get(field)
-            if a is not None and hasattr(a, "shape"):
-                attrs[e] = _shape_field(kind, a.shape)
+            i, a, transposed = by_field.get(field, (0, None, False))
+            if hasattr(a, "shape"):
+                attrs[e] = _shape_field(kind, tuple(a.shape), transposed, node.next[i] is not None)
     if node.save_ans and live:
         tensors.append(("result", node.out_st.data.shape))
     return tensors, attrs
