@@ -117,13 +117,31 @@ def test_distributed_is_lucids_own():
     assert torch.nn.parallel.DistributedDataParallel is lucid.nn.parallel.DistributedDataParallel
 
 
-def test_amp_runs_in_full_precision_and_gradscaler_is_the_disabled_one():
+def test_amp_is_lucids_autocast_and_gradscaler():
+    assert torch.autocast is torch.amp.autocast
+    model = torch.nn.Linear(3, 1)
+    with torch.amp.autocast(device_type="cpu", dtype=torch.bfloat16):
+        out = model(torch.ones(2, 3))
+    assert out.dtype == torch.bfloat16  # linear is on PyTorch's lower-precision list, on CPU too
+    scaler = torch.amp.GradScaler("cpu")
+    assert scaler.is_enabled()
+    loss = model(torch.ones(2, 3)).sum()
+    assert scaler.scale(loss).item() == loss.item() * 2.0 ** 16
+
+
+def test_amp_on_cuda_without_cuda_warns_and_disables_itself_as_pytorch():
+    """What a GPU program meets on a CPU: PyTorch's warnings, full precision, a scaler that passes through."""
+    if torch.cuda.is_available():
+        pytest.skip("this MLX build has CUDA")
     model = torch.nn.Linear(3, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
-    scaler = torch.amp.GradScaler("cuda")
-    with torch.amp.autocast(device_type="cpu", dtype=torch.bfloat16):
+    with pytest.warns(UserWarning, match="GradScaler is enabled, but CUDA is not available.  Disabling."):
+        scaler = torch.cuda.amp.GradScaler()
+    with pytest.warns(UserWarning, match="CUDA is not available or torch_xla is imported. Disabling autocast."):
+        ctx = torch.autocast("cuda", dtype=torch.float16)
+    with ctx:
         loss = model(torch.ones(2, 3)).sum()
-    assert loss.dtype == torch.float32
+    assert loss.dtype == torch.float32 and not scaler.is_enabled()
     scaled = scaler.scale(loss)
     assert scaled is loss
     scaled.backward()
@@ -131,6 +149,10 @@ def test_amp_runs_in_full_precision_and_gradscaler_is_the_disabled_one():
     scaler.step(opt)
     scaler.update()
     assert not np.array_equal(before, model.weight.detach().numpy())
+    real = pytest.importorskip("torch")
+    if not real.cuda.is_available():  # PyTorch's own CPU build says the same
+        with pytest.warns(UserWarning, match="CUDA is not available.  Disabling."):
+            assert not real.amp.GradScaler("cuda").is_enabled()
 
 
 def test_data_parallel_calls_its_module_and_prefixes_state_dict():

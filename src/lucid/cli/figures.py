@@ -39,14 +39,24 @@ def loss_curves(plt, rows: list[dict], train_keys: list[str], eval_keys: list[st
     for key in train_keys:
         values = [r.get(key) for r in rows]
         axes[0].plot(steps, values, label=key)
-    if all(r[k] > 0 for r in rows for k in train_keys if r.get(k) is not None):
+    losses = [r[k] for r in rows for k in train_keys if r.get(k) is not None]
+    # a log axis when the loss falls by more than a factor of 3 (under that, a linear axis has more labels)
+    if losses and min(losses) > 0 and max(losses) > 3 * min(losses):
         axes[0].set_yscale("log")
-        # plain tick labels (10, 1, 0.1; not 1e-01), and labelled minor ticks when the loss spans under a decade
+        # plain tick labels (10, 1, 0.1; not 1e-01) and enough labelled minor ticks that the range the curve covers
+        # is read off the axis: every minor tick under a decade, the 2s and 5s up to three decades (a loss from 4.2
+        # to 0.4 would otherwise show the single label 1)
         from matplotlib.ticker import FuncFormatter, NullFormatter
         plain = FuncFormatter(lambda v, _: f"{v:g}")
         axes[0].yaxis.set_major_formatter(plain)
         low, high = axes[0].get_ylim()
-        axes[0].yaxis.set_minor_formatter(plain if high < 10 * low else NullFormatter())
+        if high < 10 * low:
+            minor = plain
+        elif high < 1000 * low:
+            minor = FuncFormatter(lambda v, _: f"{v:g}" if f"{v:.0e}"[0] in "25" else "")
+        else:
+            minor = NullFormatter()
+        axes[0].yaxis.set_minor_formatter(minor)
     axes[0].set_xlabel("step")
     axes[0].set_title("training loss (running mean)")
     axes[0].legend()

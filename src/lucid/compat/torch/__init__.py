@@ -8,8 +8,8 @@ package holds only where PyTorch's API differs from lucid's seed API or has no l
 - devices: ``torch.cuda`` (available only on an MLX CUDA build), ``torch.backends`` flags (accepted, no effect),
   ``torch.backends.mps`` and ``torch.accelerator`` (MLX's GPU);
 - ``torch.compile`` (returns the module wrapped, running eagerly), ``torch.save``/``torch.load`` (PyTorch's zip
-  checkpoints, written so that PyTorch loads them, and read without running their pickle), ``torch.amp`` (full
-  precision);
+  checkpoints, written so that PyTorch loads them, and read without running their pickle), ``torch.amp`` (lucid's
+  autocast and GradScaler; on ``"cuda"`` without CUDA they warn and disable themselves, as PyTorch's do);
 - what has no MLX counterpart (``torch.distributed`` process groups, ``torch.onnx.export``, ``torch.jit.script``,
   CUDA streams) imports fine and raises when used.
 
@@ -26,7 +26,7 @@ from lucid import *  # noqa: F401,F403  (every public lucid name, the same objec
 from lucid import Size, Tensor, device, dtype, func, linalg, optim, utils  # noqa: F401
 
 # compat's own versions follow; the star import bound lucid's, which `from . import` would otherwise return as is
-del autograd, nn, serialization, compile, save, load  # noqa: F821
+del amp, autograd, nn, serialization, compile, save, load  # noqa: F821
 
 from .._alias import AliasFinder as _AliasFinder
 from .._alias import install as _install
@@ -37,6 +37,7 @@ _install(_AliasFinder(__name__, "lucid"))
 from . import amp, autograd, cuda, backends, accelerator, distributed, nn, jit, onnx, testing  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from ._compiled import compile  # noqa: E402,A001
+from .amp import autocast  # noqa: E402  (torch.autocast is torch.amp.autocast: "cuda" without CUDA disables itself)
 autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old code reaches it as torch.autograd.torch
 from .serialization import load, save  # noqa: E402
 

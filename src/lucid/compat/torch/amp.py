@@ -1,67 +1,51 @@
-"""torch.amp: accepted, and computing in full precision.
+"""torch.amp: lucid's mixed precision (``lucid.amp``), with PyTorch's rule for a device type that is not there.
 
-MLX has no autocast: every op runs in the dtype of its inputs, so ``autocast`` changes nothing (to train in lower
-precision, cast the model: ``model.to(torch.bfloat16)``). Without float16 autocast there are no float16 gradients
-to underflow, so ``GradScaler`` behaves as PyTorch's disabled scaler: ``scale`` returns the loss unchanged and
-``step`` calls ``optimizer.step()``."""
+``torch.amp.autocast`` and ``torch.autocast`` are ``lucid.amp.autocast``: inside them the ops on PyTorch's lists run
+in bfloat16/float16 as in PyTorch, and ``GradScaler`` is lucid's dynamic loss scaler. As in PyTorch, a ``"cuda"``
+autocast or scaler on a machine without CUDA (``torch.cuda.is_available()`` is True only on an MLX CUDA build) warns
+and disables itself: ``"CUDA is not available or torch_xla is imported. Disabling autocast."`` and
+``"torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling."``, so a program written for a GPU
+runs in full precision on a Mac's or Linux's CPU, as it would under PyTorch there."""
 from __future__ import annotations
 
-import functools
+import warnings
 
-from lucid.amp import custom_bwd, custom_fwd  # noqa: F401  (a custom Function's decorators)
+from lucid import amp as _amp
+from lucid.amp import custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_enabled  # noqa: F401
+
+__all__ = ["autocast", "GradScaler", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_enabled",
+           "is_autocast_available"]
+
+
+def _cuda_missing() -> bool:
+    from . import cuda  # torch.cuda imports its amp, which imports this module: resolved at call time
+    return not cuda.is_available()
 
 
 def is_autocast_available(device_type: str) -> bool:
-    return False
+    """Whether ``autocast`` can run on ``device_type`` (``"cpu"``, ``"mps"``, and ``"cuda"`` where CUDA is)."""
+    if device_type == "cuda":
+        return not _cuda_missing()
+    return device_type in ("cpu", "mps", "gpu")
 
 
-class autocast:
-    """A context manager and decorator that leaves dtypes as they are."""
+class autocast(_amp.autocast):
+    __doc__ = _amp.autocast.__doc__
 
-    def __init__(self, device_type: str = "cpu", dtype=None, enabled: bool = True, cache_enabled=None):
-        self.device_type, self.fast_dtype, self.enabled = device_type, dtype, enabled
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> bool:
-        return False
-
-    def __call__(self, fn):
-        @functools.wraps(fn)
-        def wrapper(*args, **kwargs):
-            with self:
-                return fn(*args, **kwargs)
-        return wrapper
+    def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None):
+        if enabled and device_type == "cuda" and _cuda_missing():
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.", stacklevel=2)
+            enabled = False
+        super().__init__(device_type, dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
 
 
-class GradScaler:
-    """PyTorch's GradScaler as it behaves when disabled (no loss scaling is needed without float16 autocast)."""
+class GradScaler(_amp.GradScaler):
+    __doc__ = _amp.GradScaler.__doc__
 
-    def __init__(self, device: str = "cuda", init_scale: float = 2.0**16, growth_factor: float = 2.0,
+    def __init__(self, device: str = "cuda", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):
-        self.device = device
-
-    def is_enabled(self) -> bool:
-        return False
-
-    def scale(self, outputs):
-        return outputs
-
-    def unscale_(self, optimizer) -> None:
-        return None
-
-    def step(self, optimizer, *args, **kwargs):
-        return optimizer.step(*args, **kwargs)
-
-    def update(self, new_scale=None) -> None:
-        return None
-
-    def get_scale(self) -> float:
-        return 1.0
-
-    def state_dict(self) -> dict:
-        return {}
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        return None
+        if enabled and device == "cuda" and _cuda_missing():
+            warnings.warn("torch.cuda.amp.GradScaler is enabled, but CUDA is not available.  Disabling.",
+                          stacklevel=2)
+            enabled = False
+        super().__init__(device, init_scale, growth_factor, backoff_factor, growth_interval, enabled)

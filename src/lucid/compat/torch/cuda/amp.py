@@ -1,4 +1,5 @@
-"""torch.cuda.amp (deprecated in PyTorch for torch.amp): the same no-op autocast and GradScaler."""
+"""torch.cuda.amp (deprecated in PyTorch for torch.amp): ``torch.amp``'s autocast and GradScaler on ``"cuda"``,
+which warn and disable themselves where CUDA is not available, as PyTorch's do."""
 from __future__ import annotations
 
 from .. import amp as _amp
