@@ -1,4 +1,9 @@
-"""Shared test helpers: float64 leaves and the gradcheck + gradgradcheck pair every op gets."""
+"""Shared test helpers: float64 leaves, the gradcheck + gradgradcheck pair every op gets, the real torchvision as
+an oracle, and MNIST-format fixture files."""
+import gzip
+import os
+import struct
+
 import numpy as np
 
 import lucid
@@ -42,3 +47,44 @@ def op_table_tests(ops, low=-2.0, high=2.0):
         check_grads(fn, *inputs(shapes))
 
     return test_forward_matches_numpy, test_gradients
+
+
+def torchvision_or_skip():
+    """The real torchvision as a test oracle, or a pytest skip. torchvision 0.28's import registers fake kernels of
+    its compiled ops through ``torch.library.register_fake``, which fails beside this torch; made a no-op first,
+    its Python parts (transforms, datasets, utils) import and work."""
+    import pytest
+    torch = pytest.importorskip("torch")
+    if "torchvision" not in __import__("sys").modules:
+        register_fake = torch.library.register_fake
+        torch.library.register_fake = lambda *a, **k: (lambda f: f)
+        try:
+            import torchvision  # noqa: F401
+        except Exception as e:  # a broken install: skip rather than fail every vision test
+            pytest.skip(f"torchvision does not import: {e}")
+        finally:
+            torch.library.register_fake = register_fake
+    return pytest.importorskip("torchvision")
+
+
+def idx_bytes(arr: np.ndarray) -> bytes:
+    code = {np.uint8: 0x08, np.int32: 0x0C}[arr.dtype.type]
+    return struct.pack(">HBB", 0, code, arr.ndim) + struct.pack(f">{arr.ndim}I", *arr.shape) + \
+        arr.astype(arr.dtype.newbyteorder(">")).tobytes()
+
+
+def write_mnist(folder, n=(7, 5), size=28, gz=False, prefix=("train", "t10k"), seed=0):
+    """MNIST-format files in ``folder``; returns {split: (images, labels)}."""
+    rng = np.random.default_rng(seed)
+    os.makedirs(folder, exist_ok=True)
+    out = {}
+    for split, count in zip(prefix, n):
+        images = rng.integers(0, 256, (count, size, size), dtype=np.uint8)
+        labels = rng.integers(0, 10, count).astype(np.uint8)
+        for kind, arr in (("images-idx3-ubyte", images), ("labels-idx1-ubyte", labels)):
+            raw = idx_bytes(arr)
+            name = os.path.join(folder, f"{split}-{kind}")
+            with open(name + ".gz" if gz else name, "wb") as f:
+                f.write(gzip.compress(raw) if gz else raw)
+        out[split] = (images, labels)
+    return out

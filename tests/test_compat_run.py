@@ -8,22 +8,29 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from helpers import torchvision_or_skip, write_mnist
 from lucid.compat.run import run_script
 
 SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
          "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
-         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": []}
+         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": [],
+         "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
 # actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
 # feeds both runs the same batches, actions and noise from numpy)
 SAME_DATA = {"mingpt": ["--same-batches", "1"], "reinforce": ["--same-actions", "1", "--steps", "6"],
-             "vae_kl": ["--same-noise", "1", "--steps", "10"]}
+             "vae_kl": ["--same-noise", "1", "--steps", "10"],
+             "cifar_resnet": ["--augment", "0", "--shuffle", "0"]}  # (augmentation and shuffling draw too)
 WRITES_FILES = {"gpt", "super_resolution", "makemore", "word_language_model"}  # given --out-dir in the plain run
 NEEDS = {"makemore": "tensorboard"}  # an optional package the script imports (makemore logs to TensorBoard)
+USES_TORCHVISION = {"cifar_resnet", "mobilenet_finetune"}  # the PyTorch run needs the real torchvision
+# whole torchvision models: seconds per run on a busy CPU
+NAMES = [pytest.param(n, marks=pytest.mark.slow) if n in USES_TORCHVISION else n for n in sorted(CASES)]
 
 
 def _forget_script_modules() -> None:
@@ -39,7 +46,7 @@ def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
         pytest.importorskip(NEEDS[name])
     out = tmp_path / f"{name}.lucid.json"
     try:
-        run_script(SCRIPTS / f"{name}.py", [*CASES[name], *argv, "--out", str(out)])
+        run_script(SCRIPTS / f"{name}.py", [*CASES.get(name, []), *argv, "--out", str(out)])
     finally:
         _forget_script_modules()
     return json.loads(out.read_text())
@@ -47,9 +54,11 @@ def _run_lucid(name: str, tmp_path: Path, *argv) -> dict:
 
 def _run_pytorch(name: str, tmp_path: Path, *argv) -> dict:
     """The same script under real PyTorch, in this process (as `python script.py` would run it)."""
+    if name in USES_TORCHVISION:
+        torchvision_or_skip()
     out = tmp_path / f"{name}.torch.json"
     saved_argv, saved_path = sys.argv[:], sys.path[:]
-    sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES[name], *argv, "--out", str(out)]
+    sys.argv = [str(SCRIPTS / f"{name}.py"), *CASES.get(name, []), *argv, "--out", str(out)]
     sys.path.insert(0, str(SCRIPTS))
     try:
         runpy.run_path(str(SCRIPTS / f"{name}.py"), run_name="__main__")
@@ -63,7 +72,7 @@ def _flat(losses) -> list:
     return [v for x in losses for v in (x if isinstance(x, list) else [x])]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_runs_unchanged(name, tmp_path):
     extra = ["--out-dir", str(tmp_path)] if name in WRITES_FILES else []
     result = _run_lucid(name, tmp_path, *extra)
@@ -73,7 +82,7 @@ def test_pytorch_script_runs_unchanged(name, tmp_path):
 
 @pytest.mark.filterwarnings("ignore:.*GradScaler")  # PyTorch's, for nanoGPT's deprecated spelling without CUDA
 @pytest.mark.filterwarnings("ignore:'pin_memory' argument")  # PyTorch's, for minGPT's pin_memory=True without one
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", NAMES)
 def test_pytorch_script_matches_pytorch_from_same_weights(name, tmp_path):
     pytest.importorskip("torch")
     init = str(tmp_path / "init.npz")
@@ -163,31 +172,85 @@ def test_lucid_run_command(tmp_path, capsys):
     assert done.returncode == 0 and done.stdout.strip() == "[2.0, 4.0] ['0']", done.stderr
 
 
-def test_torchvision_transforms_resolve_to_lucid_vision_and_the_rest_says_not_yet(tmp_path):
-    """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors;
-    a torchvision module lucid does not provide yet fails with a message saying so, whichever import form."""
+def test_torchvision_resolves_to_lucid_vision_and_the_rest_says_not_provided(tmp_path):
+    """`import torchvision` in a script is lucid.compat.torchvision: transforms work on torch (= lucid) tensors,
+    datasets, utils, models and ops are lucid.vision's; a torchvision module lucid does not provide fails with a message saying
+    so, whichever import form."""
     script = tmp_path / "vision.py"
     script.write_text(
         "import json, sys, numpy as np, torch, torchvision\n"
-        "from torchvision import transforms\n"
+        "from torchvision import transforms, datasets\n"
         "import torchvision.transforms.functional as TF\n"
+        "import torchvision.utils as vutils\n"
         "t = transforms.Compose([transforms.ToTensor(), transforms.Normalize((0.5,), (0.25,))])\n"
         "x = t(np.full((4, 6), 255, np.uint8))\n"
         "errors = []\n"
-        "for stmt in ('from torchvision import datasets', 'import torchvision.models', 'import torchvision.utils'):\n"
+        "import torchvision.models, torchvision.ops\n"
+        "from torchvision.models.mobilenet import mobilenet_v2\n"
+        "from torchvision.ops.misc import Conv2dNormActivation\n"
+        "from torchvision.models import resnet18\n"
+        "for stmt in ('from torchvision import prototype', 'import torchvision.prototype'):\n"
         "    try:\n"
         "        exec(stmt)\n"
         "    except ImportError as e:\n"
         "        errors.append(str(e))\n"
         "json.dump({'transforms': transforms.__name__, 'is_tensor': isinstance(x, torch.Tensor),\n"
         "           'shape': list(x.shape), 'value': float(x[0, 0, 0]), 'flip': list(TF.vflip(x).shape),\n"
-        "           'errors': errors}, open(sys.argv[1], 'w'))\n")
+        "           'datasets': datasets.MNIST.__module__, 'utils': vutils.make_grid.__module__,\n"
+        "           'models': torchvision.models.__name__, 'ops': torchvision.ops.__name__,\n"
+        "           'resnet18': resnet18.__module__, 'errors': errors}, open(sys.argv[1], 'w'))\n")
     run_script(script, [tmp_path / "out.json"])
     got = json.loads((tmp_path / "out.json").read_text())
     assert got["transforms"] == "lucid.vision.transforms" and got["is_tensor"]
+    assert got["datasets"] == "lucid.vision.datasets.mnist" and got["utils"] == "lucid.vision.utils"
     assert got["shape"] == [1, 4, 6] and got["value"] == 2.0 and got["flip"] == [1, 4, 6]
-    assert len(got["errors"]) == 3
-    for name, err in zip(("datasets", "models", "utils"), got["errors"]):
-        assert err.startswith(f"torchvision.{name} is not provided by lucid yet") and "transforms only" in err
+    assert got["models"] == "lucid.vision.models" and got["ops"] == "lucid.vision.ops"
+    assert got["resnet18"] == "lucid.vision.models.resnet"
+    assert len(got["errors"]) == 2
+    for err in got["errors"]:
+        assert err.startswith("torchvision.prototype is not provided by lucid")
     leftover = [k for k, m in sys.modules.items() if k.split(".")[0] == "torchvision" and m.__name__.startswith("lucid")]
     assert not leftover  # the alias ends with the run
+
+
+def _vision_script(name, tmp_path, argv, pytorch: bool) -> dict:
+    """A script importing torchvision, under lucid run or (``pytorch``) under PyTorch with the real torchvision."""
+    if pytorch:
+        torchvision_or_skip()
+        return _run_pytorch(name, tmp_path, *argv)
+    return _run_lucid(name, tmp_path, *argv)
+
+
+def test_mnist_with_torchvision_datasets_runs_unchanged_and_matches_pytorch(tmp_path):
+    write_mnist(tmp_path / "data" / "MNIST" / "raw", n=(24, 10))
+    argv = ["--data", str(tmp_path / "data"), "--init", str(tmp_path / "init.npz")]
+    expected = _vision_script("mnist_datasets", tmp_path, [*argv[:2], "--save-init", argv[3]], pytorch=True)
+    got = _vision_script("mnist_datasets", tmp_path, argv, pytorch=False)
+    assert len(got["losses"]) == 6 and got["classes"] == 10
+    assert got["losses"] == pytest.approx(expected["losses"], rel=2e-4, abs=1e-5)
+    assert got["test_loss"] == pytest.approx(expected["test_loss"], rel=2e-4) and got["correct"] == expected["correct"]
+
+
+def test_dcgan_from_an_image_folder_saves_torchvisions_grids(tmp_path):
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    for i in range(10):
+        folder = tmp_path / "faces" / ("a" if i % 2 else "b")
+        folder.mkdir(parents=True, exist_ok=True)
+        Image.fromarray(rng.integers(0, 256, (20, 24, 3), dtype=np.uint8)).save(folder / f"{i}.png")
+    outs = {}
+    for run in ("torch", "lucid"):
+        out = tmp_path / run
+        out.mkdir()
+        argv = ["--dataroot", str(tmp_path / "faces"), "--outf", str(out)]
+        init = ["--save-init" if run == "torch" else "--init", str(tmp_path / "init.npz")]
+        outs[run] = _vision_script("dcgan_images", tmp_path, [*argv, *init], pytorch=run == "torch")
+    got, expected = outs["lucid"], outs["torch"]
+    assert got["written"] == ["fake_samples_epoch_000.png", "fake_samples_epoch_001.png", "real_samples.png"]
+    assert _flat(got["losses"]) == pytest.approx(_flat(expected["losses"]), rel=2e-4, abs=1e-5)
+    real = np.asarray(Image.open(tmp_path / "lucid" / "real_samples.png"))
+    assert real.shape == (20, 74, 3)  # 4 images of 16x16 in one row, 2 pixels of padding
+    np.testing.assert_array_equal(real, np.asarray(Image.open(tmp_path / "torch" / "real_samples.png")))
+    fake = np.asarray(Image.open(tmp_path / "lucid" / "fake_samples_epoch_001.png")).astype(int)
+    want = np.asarray(Image.open(tmp_path / "torch" / "fake_samples_epoch_001.png")).astype(int)
+    assert fake.shape == (38, 146, 3) and np.abs(fake - want).max() <= 1  # 16 samples, 8 a row; rounding

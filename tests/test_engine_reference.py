@@ -67,6 +67,9 @@ def _second_order(T, fn, shape):
 # calls for node names that several declarations share, e.g. addmm and linear's AddmmBackward0).
 CALLS = {
     "AddmmBackward0": lambda T: lucid.addmm(T(3, 5), T(3, 4), T(4, 5)),
+    "ScatterReduceBackward0": lambda T: lucid.scatter_reduce(T(3, 4), 0, lucid.tensor([[0, 1, 2, 0], [2, 2, 0, 1]]),
+                                                             T(2, 4), "amax", include_self=False),
+    "IndexReduceBackward0": lambda T: lucid.index_reduce(T(3, 4), 0, lucid.tensor([0, 2, 0]), T(3, 4), "prod"),
     "AddmvBackward0": lambda T: lucid.addmv(T(3), T(3, 4), T(4)),
     "AddrBackward0": lambda T: lucid.addr(T(3, 4), T(3), T(4)),
     "BaddbmmBackward0": lambda T: lucid.baddbmm(T(2, 3, 5), T(2, 3, 4), T(2, 4, 5)),
@@ -154,6 +157,7 @@ EXTRA = [
 # Declared ops whose backward is not reached through these cases, and why.
 NOT_RUN = {
     "NotImplemented": "scatter_add with a reduce= that has no derivative: its backward raises by design",
+    "NextafterBackward0": "nextafter has no derivative (as in PyTorch): its backward raises by design",
     "StandardGammaGradBackward0": "the Gamma draw's reparameterization gradient has no derivative of its own (as in "
                                   "PyTorch): its backward raises by design",
 }

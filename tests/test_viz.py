@@ -122,91 +122,6 @@ def test_rendering_without_dot_says_how_to_install_it(monkeypatch):
     assert str(info.value).count("Install it") == 1
 
 
-# ------------------------------------------------------------------------------------------------ summary
-@pytest.mark.parametrize("name,model,data", ZOO, ids=[z[0] for z in ZOO])
-def test_summary_on_every_zoo_model(name, model, data):
-    model.train()
-    s = lucid.summary(model, input_data=list(data) if isinstance(data, tuple) else data, verbose=0)
-    params = list(model.parameters())
-    assert s.total_params == sum(p.numel() for p in params) > 0
-    assert s.trainable_params == s.total_params
-    text = str(s)
-    assert f"Total params: {s.total_params:,}" in text and "Estimated Total Size (MB)" in text
-    assert text.splitlines()[3].startswith(type(model).__name__)
-    assert model.training and all(m.training for m in model.modules())  # the train/eval modes are restored
-    assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())  # hooks removed
-    assert s._repr_html_().startswith("<pre>")
-
-
-def test_summary_table_rows_shapes_and_counts():
-    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Sequential(nn.Linear(128, 10), nn.Softmax(-1)))
-    model[0].requires_grad_(False)
-    s = lucid.summary(model, input_size=(2, 64), verbose=0)
-    rows = str(s).splitlines()
-    assert rows[1].split() == ["Layer", "(type", "(name):", "depth)", "Output", "Shape", "Param", "#", "Trainable"]
-    assert rows[3].split() == ["Sequential:", "0", "[2,", "10]", "--", "Partial"]
-    assert rows[4].split() == ["├─Linear", "(0):", "1", "[2,", "128]", "(8,320)", "False"]  # frozen: (count)
-    assert rows[5].split() == ["├─ReLU", "(1):", "1", "[2,", "128]", "--", "--"]
-    assert rows[6].split() == ["├─Sequential", "(2):", "1", "[2,", "10]", "--", "True"]
-    assert rows[7].split() == ["│", "└─Linear", "(2.0):", "2", "[2,", "10]", "1,290", "True"]
-    assert (s.total_params, s.trainable_params) == (9610, 1290)
-    assert "Non-trainable params: 8,320" in str(s)
-    assert s.total_input == 2 * 64 * 4
-    assert s.total_output_bytes == 2 * (2 * 128 + 2 * 10) * 4  # torchinfo: leaf layers with parameters, x2
-    assert s.total_param_bytes == 9610 * 4
-    shallow = str(lucid.summary(model, input_size=(2, 64), depth=1, verbose=0))
-    assert "└─Linear" not in shallow and "├─Sequential (2): 1" in shallow
-    assert "1,290" in shallow  # at the depth limit a row counts everything below it
-
-
-def test_summary_shows_uncalled_containers_and_recursive_calls():
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
-
-        def forward(self, x):
-            for b in self.blocks:
-                x = b(x)
-            return self.blocks[0](x)  # called again
-
-    s = str(lucid.summary(Net(), input_size=(1, 4), verbose=0))
-    assert "├─ModuleList (blocks): 1" in s
-    assert s.count("└─Linear (blocks.0): 2") == 2 and "(recursive)" in s
-    assert "Total params: 40" in s
-
-
-def test_summary_input_forms_and_errors(capsys):
-    model = models.gpt(vocab_size=30, block_size=8, n_layer=1, n_head=2, n_embd=16)
-    idx = lucid.randint(0, 30, (2, 8))
-    a = lucid.summary(model, input_size=(2, 8), dtypes=[lucid.int64], verbose=0)
-    b = lucid.summary(model, input_data={"idx": idx, "targets": idx}, verbose=0)
-    assert a.total_params == b.total_params
-    assert "[2, 8, 30]" in str(b)  # with targets GPT returns the logits of every position
-    lucid.summary(model, input_data=idx, verbose=1)
-    assert "Total params" in capsys.readouterr().out
-    with pytest.raises(ValueError, match="exactly one"):
-        lucid.summary(model)
-    with pytest.raises(ValueError, match="unknown column"):
-        lucid.summary(model, input_data=idx, col_names=("kernel",))
-    with pytest.raises(TypeError, match="nn.Module"):
-        lucid.summary(lambda x: x, input_size=(1,))
-
-
-def test_summary_totals_match_torchinfo():
-    torch = pytest.importorskip("torch")
-    torchinfo = pytest.importorskip("torchinfo")
-    tm = torch.nn.Sequential(torch.nn.Conv2d(1, 6, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
-                             torch.nn.Flatten(), torch.nn.Linear(6 * 14 * 14, 10))
-    lm = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
-                       nn.Linear(6 * 14 * 14, 10))
-    ref = torchinfo.summary(tm, input_size=(2, 1, 28, 28), verbose=0)
-    mine = lucid.summary(lm, input_size=(2, 1, 28, 28), verbose=0)
-    assert (mine.total_params, mine.trainable_params) == (ref.total_params, ref.trainable_params)
-    assert (mine.total_output_bytes, mine.total_param_bytes) == (ref.total_output_bytes, ref.total_param_bytes)
-    assert mine.total_input == 2 * 28 * 28 * 4  # the tensor's bytes (torchinfo adds Python object overhead)
-
-
 # ------------------------------------------------------------------------------------------------ draw_graph vs PyTorch
 def _r(*shape):
     return np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
@@ -361,3 +276,120 @@ def test_dot_text_has_torchvizs_structure():
         ref = torchviz.make_dot(ty, params={"w": tw}, **kw)
         mine = lucid.viz.draw_graph(ly, params={"w": lw}, **kw)
         assert _canonical(mine, False) == _canonical(ref, True), kw
+
+
+# ------------------------------------------------------------------------------------------------ summary
+@pytest.mark.parametrize("name,model,data", ZOO, ids=[z[0] for z in ZOO])
+def test_summary_on_every_zoo_model(name, model, data):
+    model.train()
+    s = lucid.summary(model, input_data=list(data) if isinstance(data, tuple) else data, verbose=0)
+    params = list(model.parameters())
+    assert s.total_params == sum(p.numel() for p in params) > 0
+    assert s.trainable_params == s.total_params
+    text = str(s)
+    assert f"Total params: {s.total_params:,}" in text and "Estimated Total Size (MB)" in text
+    assert text.splitlines()[3].startswith(type(model).__name__)
+    assert model.training and all(m.training for m in model.modules())  # the train/eval modes are restored
+    assert not any(m._forward_hooks or m._forward_pre_hooks for m in model.modules())  # hooks removed
+    assert s._repr_html_().startswith("<table>")
+
+
+def test_summary_table_rows_shapes_and_counts():
+    model = nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Sequential(nn.Linear(128, 10), nn.Softmax(-1)))
+    model[0].requires_grad_(False)
+    s = lucid.summary(model, input_size=(2, 64), verbose=0)
+    rows = str(s).splitlines()
+    assert rows[1].split() == ["Layer", "(type", "(var_name):depth-idx)", "Output", "Shape", "Param", "#", "Trainable"]
+    assert rows[3].split() == ["Sequential", "(Sequential)", "[2,", "10]", "--", "Partial"]
+    assert rows[4].split() == ["├─Linear", "(0):", "1-1", "[2,", "128]", "(8,320)", "False"]  # frozen: (count)
+    assert rows[5].split() == ["├─ReLU", "(1):", "1-2", "[2,", "128]", "--", "--"]
+    assert rows[6].split() == ["├─Sequential", "(2):", "1-3", "[2,", "10]", "--", "True"]
+    assert rows[7].split() == ["│", "└─Linear", "(0):", "2-1", "[2,", "10]", "1,290", "True"]
+    assert (s.total_params, s.trainable_params) == (9610, 1290)
+    assert "Non-trainable params: 8,320" in str(s)
+    assert s.total_input == 2 * 64 * 4
+    assert s.total_output_bytes == 2 * (2 * 128 + 2 * 10) * 4  # torchinfo: leaf layers with parameters, x2
+    assert s.total_param_bytes == 9610 * 4
+    shallow = str(lucid.summary(model, input_size=(2, 64), depth=1, verbose=0))
+    assert "└─Linear" not in shallow and "├─Sequential (2): 1-3" in shallow
+    assert "1,290" in shallow  # at the depth limit a row counts everything below it
+
+
+def test_summary_shows_uncalled_containers_and_recursive_calls():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4), nn.Linear(4, 4)])
+
+        def forward(self, x):
+            for b in self.blocks:
+                x = b(x)
+            return self.blocks[0](x)  # called again
+
+    s = str(lucid.summary(Net(), input_size=(1, 4), verbose=0))
+    assert "├─ModuleList (blocks): 1-1" in s
+    assert "└─Linear (0): 2-1" in s and "└─Linear (0): 2-3" in s and "(recursive)" in s
+    assert "Total params: 40" in s
+
+
+def test_summary_input_forms_and_errors(capsys):
+    model = models.gpt(vocab_size=30, block_size=8, n_layer=1, n_head=2, n_embd=16)
+    idx = lucid.randint(0, 30, (2, 8))
+    a = lucid.summary(model, input_size=(2, 8), dtypes=[lucid.int64], verbose=0)
+    b = lucid.summary(model, input_data={"idx": idx, "targets": idx}, verbose=0)
+    assert a.total_params == b.total_params
+    assert "[2, 8, 30]" in str(b)  # with targets GPT returns the logits of every position
+    lucid.summary(model, input_data=idx, verbose=1)
+    assert "Total params" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="exactly one"):
+        lucid.summary(model)
+    with pytest.raises(ValueError, match="unknown column"):
+        lucid.summary(model, input_data=idx, col_names=("kernel",))
+    with pytest.raises(ValueError, match="unknown row setting"):
+        lucid.summary(model, input_data=idx, row_settings=("depths",))
+    with pytest.raises(ValueError, match="mode"):
+        lucid.summary(model, input_data=idx, mode="training")
+    with pytest.raises(TypeError, match="nn.Module"):
+        lucid.summary(lambda x: x, input_size=(1,))
+
+
+def test_summary_totals_match_torchinfo():
+    torch = pytest.importorskip("torch")
+    torchinfo = pytest.importorskip("torchinfo")
+    tm = torch.nn.Sequential(torch.nn.Conv2d(1, 6, 5, padding=2), torch.nn.ReLU(), torch.nn.MaxPool2d(2),
+                             torch.nn.Flatten(), torch.nn.Linear(6 * 14 * 14, 10))
+    lm = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2), nn.Flatten(),
+                       nn.Linear(6 * 14 * 14, 10))
+    ref = torchinfo.summary(tm, input_size=(2, 1, 28, 28), verbose=0)
+    mine = lucid.summary(lm, input_size=(2, 1, 28, 28), verbose=0)
+    assert (mine.total_params, mine.trainable_params) == (ref.total_params, ref.trainable_params)
+    assert (mine.total_output_bytes, mine.total_param_bytes) == (ref.total_output_bytes, ref.total_param_bytes)
+    assert mine.total_input == 2 * 28 * 28 * 4  # the tensor's bytes (torchinfo adds Python object overhead)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {},
+    {"row_settings": ("depth",), "col_names": ("kernel_size", "output_size", "num_params", "mult_adds")},
+    {"row_settings": ("var_names", "ascii_only"), "col_names": ("input_size", "params_percent"), "col_width": 18},
+    {"depth": 1, "verbose": 2, "col_names": ("output_size", "num_params", "mult_adds", "trainable")},
+    {"mode": "train", "row_settings": ("depth", "var_names", "hide_recursive_layers")},
+])
+def test_summary_table_is_torchinfos(kwargs):
+    """The same table, character for character, as torchinfo prints for the same PyTorch model (less the input
+    size, where torchinfo counts Python object overhead, and its "(Units.MEGABYTES)" spelling on Python >= 3.11)."""
+    torch = pytest.importorskip("torch")
+    torchinfo = pytest.importorskip("torchinfo")
+
+    def build(nn_):
+        return nn_.Sequential(nn_.Conv2d(1, 6, 5, padding=2), nn_.BatchNorm2d(6), nn_.ReLU(), nn_.MaxPool2d(2),
+                              nn_.Sequential(nn_.Flatten(), nn_.Linear(6 * 14 * 14, 32), nn_.ReLU()),
+                              nn_.Linear(32, 10))
+    kw = {"row_settings": ("depth", "var_names"), "col_names": ("output_size", "num_params", "trainable"), **kwargs}
+    ref = torchinfo.summary(build(torch.nn), input_size=(2, 1, 28, 28), **{"verbose": 0, **kw})
+    mine = lucid.summary(build(nn), input_size=(2, 1, 28, 28), **{"verbose": 0, **kw})
+
+    def comparable(text):
+        return [t.replace("(Units.MEGABYTES)", "(M)") for t in text.splitlines()
+                if not t.startswith(("Input size", "Estimated Total"))]
+    assert comparable(str(mine)) == comparable(str(ref))
+    assert mine.total_mult_adds == ref.total_mult_adds

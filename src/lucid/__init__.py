@@ -31,6 +31,13 @@ from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403
+from .ops.numeric import *  # noqa: F401,F403  (gcd, lcm, shifts, frexp, nextafter, angle, polar, logcumsumexp, ...)
+from .ops.scatter_reduce import *  # noqa: F401,F403  (scatter_reduce, index_reduce, masked_scatter, put, ...)
+from .ops.quantile import *  # noqa: F401,F403  (quantile, nanquantile, mode)
+from .ops.histogram import *  # noqa: F401,F403  (histogram, histogramdd, gradient)
+from .ops.strided import *  # noqa: F401,F403  (as_strided, as_strided_, as_strided_scatter)
+from .ops.signal import *  # noqa: F401,F403  (stft, istft)
+from .ops.torch_forms import *  # noqa: F401,F403  (dropout_, feature_dropout, asarray, frombuffer, empty_strided)
 from .ops.sets import *  # noqa: F401,F403
 from .ops.fft import *  # noqa: F401,F403  (real, imag, conj, complex, view_as_real/complex; lucid.fft below)
 from .ops.special_fns import *  # noqa: F401,F403  (lgamma, digamma, polygamma, mvlgamma, igamma, i0, logit, ...)
@@ -49,9 +56,13 @@ from . import datasets  # noqa: E402
 from . import distributed  # noqa: E402
 from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
+from .amp.settings import *  # noqa: E402,F401,F403  (set_autocast_enabled, set_autocast_dtype, ...)
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
+from .utils.data._generator import default_generator  # noqa: E402
+from .distributions.draws import binomial, poisson  # noqa: E402
+from .func import vmap  # noqa: E402
 from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)
 from .viz import summary  # noqa: E402
 from ._info import __version__, show_config  # noqa: E402

@@ -101,7 +101,18 @@ class _Mode:
 
 
 class no_grad(_Mode):
-    """Ops run inside record nothing: results have ``requires_grad=False`` and no ``grad_fn``."""
+    """Ops run inside record nothing: results have ``requires_grad=False`` and no ``grad_fn``. A context manager,
+    or a decorator (``@no_grad()`` or ``@no_grad``); thread-local, as PyTorch's.
+
+    :param func: when used as ``@no_grad`` without brackets, the decorated function.
+
+    >>> import lucid
+    >>> w = lucid.ones(2, requires_grad=True)
+    >>> with lucid.no_grad():
+    ...     y = w * 2
+    >>> y.requires_grad
+    False
+    """
 
     def __init__(self, func=None):
         pass
@@ -111,7 +122,16 @@ class no_grad(_Mode):
 
 
 class enable_grad(_Mode):
-    """Re-enable recording inside ``no_grad``."""
+    """Re-enable recording inside ``no_grad`` (a context manager or decorator).
+
+    :param func: when used as ``@enable_grad`` without brackets, the decorated function.
+
+    >>> import lucid
+    >>> w = lucid.ones(2, requires_grad=True)
+    >>> with lucid.no_grad(), lucid.enable_grad():
+    ...     (w * 2).requires_grad
+    True
+    """
 
     def __init__(self, func=None):
         pass
@@ -122,7 +142,15 @@ class enable_grad(_Mode):
 
 class set_grad_enabled(_Mode):
     """``set_grad_enabled(mode)`` switches recording on or off at once; as a context manager or decorator it
-    restores the previous state afterwards."""
+    restores the previous state afterwards.
+
+    :param mode: True to record, False not to.
+
+    >>> import lucid
+    >>> with lucid.set_grad_enabled(False):
+    ...     lucid.is_grad_enabled()
+    False
+    """
 
     def __init__(self, mode: bool):
         self.mode = mode
@@ -156,7 +184,16 @@ class set_grad_enabled(_Mode):
 class inference_mode(_Mode):
     """Like ``no_grad``, and tensors made inside are inference tensors that may not enter recorded graphs later.
     ``inference_mode(False)`` switches inference mode off and recording on, even inside ``inference_mode()`` or
-    ``no_grad()`` (PyTorch's InferenceMode(false) sets grad mode to ``not mode``)."""
+    ``no_grad()`` (PyTorch's InferenceMode(false) sets grad mode to ``not mode``).
+
+    :param mode: True (the default) for inference mode; False to switch it off inside it.
+
+    >>> import lucid
+    >>> with lucid.inference_mode():
+    ...     y = lucid.ones(2) * 2
+    >>> y.is_inference()
+    True
+    """
 
     def __new__(cls, mode=True):
         if callable(mode):  # @inference_mode, or inference_mode(mode=func) as PyTorch allows

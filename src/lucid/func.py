@@ -26,12 +26,15 @@ inside vmap draw the same values for the whole batch (PyTorch's "same").
 """
 from __future__ import annotations
 
+import functools
+
 import mlx.core as mx
 
 from . import _cpu_route
 from ._tensor import Tensor, _wrap
 from . import _grad_mode as gm
 from .autograd.function import in_mlx_transform
+from .ops.shape import permute, reshape, stack
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
            "functional_call"]
@@ -480,3 +483,175 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     finally:
         for restore in reversed(undo):
             restore()
+
+
+# ---------------------------------------------------------------------------------------------------- ensembles
+def _stacked_leaf(tensors: list, name: str) -> Tensor:
+    """The tensors stacked into a new leaf (requiring grad if all of them do; mixed flags are refused)."""
+    flags = {t.requires_grad for t in tensors}
+    if len(flags) > 1:
+        raise RuntimeError(f"Expected {name} from each model to have the same .requires_grad")
+    with gm.no_grad():
+        out = stack(tensors)
+    return out.requires_grad_() if flags == {True} else out
+
+
+def stack_module_state(models) -> tuple:
+    """``(params, buffers)``: dicts from each parameter (buffer) name of ``models`` (modules of one class, all in
+    training or all in eval mode) to the stack of the models' tensors; the stacked parameters are new leaves, for
+    an optimizer, and ``vmap(functional_call)`` runs the ensemble."""
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if len({m.training for m in models}) > 1:
+        raise RuntimeError("stack_module_state: Expected all models to have the same training/eval mode.")
+    if any(type(m) is not type(models[0]) for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same class.")
+    params = [dict(m.named_parameters()) for m in models]
+    buffers = [dict(m.named_buffers()) for m in models]
+    return ({k: _stacked_leaf([p[k] for p in params], k) for k in params[0]},
+            {k: _stacked_leaf([b[k] for b in buffers], k) for k in buffers[0]})
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm module in ``root`` (itself included) use batch statistics only: its running mean and
+    variance and its batch count become None and ``track_running_stats`` False (what ``vmap`` over a model with
+    batch norm needs). Returns ``root``, changed in place."""
+    from .nn.modules.batchnorm import _BatchNorm
+    for m in root.modules():
+        if isinstance(m, _BatchNorm) and m.track_running_stats:
+            m.running_mean = None
+            m.running_var = None
+            m.num_batches_tracked = None
+            m.track_running_stats = False
+    return root
+
+
+def debug_unwrap(tensor, *, recurse: bool = True):
+    """The tensor under a transform's wrapper, for debugging. lucid's transforms wrap no tensors (inside them a
+    Tensor holds MLX's traced array directly), so this is ``tensor`` itself."""
+    return tensor
+
+
+_REMOVE_OPTIONS = ("mutations", "mutations_and_views")
+
+
+def functionalize(func, *, remove: str = "mutations"):
+    """``func`` with its in-place operations replaced by out-of-place ones (and, with
+    ``remove="mutations_and_views"``, its views by copies), same results, input mutations included. lucid's tensors
+    already hold immutable MLX arrays: an in-place op computes a new array and rebinds the tensor, and a view is a
+    computed tensor written back on change, so ``func`` is already in that form; the returned function calls it."""
+    if remove not in _REMOVE_OPTIONS:
+        raise RuntimeError(
+            f"functionalize(f, remove='mutations'): received invalid argument for remove={remove}. Valid options "
+            "are:\n     remove='mutations': all inplace and out= operators will be removed from the program, and "
+            "replaced with their out-of-place variants.\n     remove='mutations_and_views': In addition to the "
+            "above, all aliasing operators {view} will be replaced with their non-aliasing counterparts, "
+            "{view}_copy.\n")
+
+    @functools.wraps(func)
+    def functionalized(*args, **kwargs):
+        return func(*args, **kwargs)
+
+    return functionalized
+
+
+__all__ += ["stack_module_state", "replace_all_batch_norm_modules_", "debug_unwrap", "functionalize"]
+
+
+# ---------------------------------------------------------------------------------------------------- rearrange
+def _parse_side(side: str) -> list:
+    """One side of an einops pattern as a list of groups (lists of axis names; "..." for the ellipsis, "1" for a
+    unit axis); a bare name is a group of one."""
+    groups, current = [], None
+    for token in side.replace("(", " ( ").replace(")", " ) ").split():
+        if token == "(":
+            if current is not None:
+                raise ValueError("Axis composition is one-level (brackets inside brackets not allowed)")
+            current = []
+        elif token == ")":
+            if current is None:
+                raise ValueError("Brackets are not balanced")
+            groups.append(current)
+            current = None
+        else:
+            if token.isdigit() and token != "1":
+                raise ValueError("rearrange only supports unnamed axes of size 1")
+            if not (token.isdigit() or token == "..." or token.isidentifier()):
+                raise ValueError(f"Invalid axis identifier: {token}")
+            (groups.append((token,)) if current is None else current.append(token))  # a bare axis: a tuple
+    if current is not None:
+        raise ValueError("Brackets are not balanced")
+    return groups
+
+
+def rearrange(tensor, pattern: str, **axes_lengths) -> Tensor:
+    """einops' ``rearrange``: reorder, split, merge, add and remove axes as a pattern says, e.g.
+    ``"b (h1 h) w c -> (b h1) h w c"`` with ``h1=2`` (a list of tensors is stacked first). Axes in parentheses
+    are merged (right side) or split (left side; all but one of their lengths given as keywords); ``...`` stands
+    for the axes the pattern does not name; ``1`` and ``()`` are axes of length 1."""
+    if isinstance(tensor, (list, tuple)):
+        tensor = stack(list(tensor))
+    if pattern.count("->") != 1:
+        raise ValueError("Pattern must contain a single '->' separating the left and right sides")
+    left, right = (_parse_side(s) for s in pattern.split("->"))
+    names_left = [a for g in left for a in g if a != "1"]
+    names_right = [a for g in right for a in g if a != "1"]
+    for names in (names_left, names_right):
+        dup = {a for a in names if names.count(a) > 1 and a != "..."}
+        if dup:
+            raise ValueError(f"Indexing expression contains duplicate dimension '{sorted(dup)[0]}'")
+    if set(names_left) != set(names_right):
+        raise ValueError(f"Identifiers only on one side of rearrange expression (should be on both): "
+                         f"{set(names_left) ^ set(names_right)}")
+    unknown = set(axes_lengths) - set(names_left)
+    if unknown:
+        raise ValueError(f"Identifiers not found in rearrange expression: {unknown}")
+    shape = list(tensor.shape)
+    if "..." in names_left:
+        at = next(i for i, g in enumerate(left) if "..." in g)
+        if left[at] != ("...",):
+            raise ValueError("Ellipsis inside parenthesis in the left side is not allowed")
+        extra = len(shape) - (len(left) - 1)
+        if extra < 0:
+            raise ValueError(f"Number of dimensions in pattern ({len(left) - 1}) must be at most the number of "
+                             f"dimensions in the tensor ({len(shape)})")
+        dots = [f"...{i}" for i in range(extra)]
+        left = left[:at] + [[d] for d in dots] + left[at + 1:]
+        # a bare "..." on the right is as many axes; inside parentheses it merges them into the group
+        right = [grp for g in right for grp in ([[d] for d in dots] if g == ("...",) else
+                                                [[d for a in g for d in (dots if a == "..." else [a])]])]
+    if len(left) != len(shape):
+        raise ValueError(f"Number of dimensions in pattern ({len(left)}) must be equal to the number of dimensions in "
+                         f"the tensor ({len(shape)})")
+    sizes = dict(axes_lengths)
+    for group, n in zip(left, shape):
+        axes = [a for a in group if a != "1"]
+        missing = [a for a in axes if a not in sizes]
+        known = 1
+        for a in axes:
+            known *= sizes.get(a, 1)
+        if len(missing) > 1:
+            raise ValueError(f"cannot infer the sizes of two dimensions at once {missing[0]} and {missing[1]}")
+        if missing:
+            if known == 0 or n % known:
+                raise ValueError(f"inferred dimension does not evenly fit into larger dimension: {n} vs {known}")
+            sizes[missing[0]] = n // known
+        elif known != n:
+            raise ValueError(f"shape mismatch: {n} != {known} for the axes {group}")
+    flat_left = [a for g in left for a in g if a != "1"]
+    flat_right = [a for g in right for a in g if a != "1"]
+    x = reshape(tensor, [sizes[a] for a in flat_left])
+    order = [flat_left.index(a) for a in flat_right]
+    if order != sorted(order):
+        x = permute(x, order)
+    out_shape = []
+    for g in right:
+        n = 1
+        for a in g:
+            n *= 1 if a == "1" else sizes[a]
+        out_shape.append(n)
+    return reshape(x, out_shape)
+
+
+__all__ += ["rearrange"]

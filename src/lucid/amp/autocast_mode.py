@@ -57,12 +57,22 @@ def _kind(device_type) -> str:
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for ``device_type`` in this thread (no argument: CUDA's, i.e. lucid's GPU, as in
-    PyTorch)."""
+    PyTorch).
+
+    :param device_type: "cpu", "cuda", "mps" or "gpu" (None: CUDA's, as PyTorch).
+    """
     return _settings.enabled["gpu" if device_type is None else _kind(device_type)]
 
 
 def get_autocast_dtype(device_type: str):
-    """The low dtype autocast uses for ``device_type``: bfloat16 for CPU, float16 for CUDA/MPS unless set."""
+    """The low dtype autocast uses for ``device_type``: bfloat16 for CPU, float16 for CUDA/MPS unless set.
+
+    :param device_type: "cpu", "cuda", "mps" or "gpu".
+
+    >>> import lucid
+    >>> lucid.amp.get_autocast_dtype("cpu")
+    mlx.core.bfloat16
+    """
     return _settings.dtype[_kind(device_type)]
 
 
@@ -140,7 +150,20 @@ class autocast(gm._Mode):
     (nestable, thread-local) under which ops run in the precision PyTorch's autocast chooses for them (see the
     module docstring). ``dtype`` defaults to ``get_autocast_dtype(device_type)``: bfloat16 on CPU, float16 on
     CUDA/MPS. An unsupported dtype, or a GPU device type without a GPU, warns and disables autocast, as PyTorch
-    does; a device type that is not a device raises."""
+    does; a device type that is not a device raises.
+
+    :param device_type: "cpu", or "cuda"/"mps"/"gpu" for lucid's GPU (PyTorch's CUDA/MPS op lists).
+    :param dtype: the low precision, bfloat16 or float16; default ``get_autocast_dtype(device_type)``.
+    :param enabled: False makes the region a no-op (and switches autocast off inside an enclosing one).
+    :param cache_enabled: accepted for PyTorch's signature; casts of the same parameter are shared within a region.
+
+    >>> import lucid
+    >>> layer = lucid.nn.Linear(4, 2)
+    >>> with lucid.autocast("cpu", dtype=lucid.bfloat16):
+    ...     y = layer(lucid.ones(3, 4))
+    >>> y.dtype, layer.weight.dtype
+    (mlx.core.bfloat16, mlx.core.float32)
+    """
 
     def __init__(self, device_type: str, dtype=None, enabled: bool = True, cache_enabled: bool | None = None):
         kind = _kind(device_type)
@@ -151,7 +174,8 @@ class autocast(gm._Mode):
         self.fast_dtype = _settings.dtype[kind] if dtype is None else dtype
         self._kind = kind
         self._enabled = bool(enabled)
-        self._cache_enabled = True if cache_enabled is None else bool(cache_enabled)
+        self._cache_enabled = (getattr(_settings, "cache_enabled", True) if cache_enabled is None
+                               else bool(cache_enabled))
         if self._enabled and kind == "gpu" and not gpu_available():
             warnings.warn(f"{device_type.upper()} is not available (this MLX build has no GPU). Disabling autocast.",
                           UserWarning, stacklevel=2)
@@ -212,7 +236,12 @@ def _cast_floats(value, dtype):
 def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
     """Decorator for a custom autograd Function's ``forward``, as PyTorch's: with ``cast_inputs``, inside an
     autocast region the floating-point inputs are cast to it and the forward runs with autocast off; without, the
-    forward runs in the caller's autocast state, which ``custom_bwd`` restores for the backward."""
+    forward runs in the caller's autocast state, which ``custom_bwd`` restores for the backward.
+
+    :param fwd: the ``forward(ctx, ...)`` staticmethod (omitted when used as ``@custom_fwd(device_type=...)``).
+    :param device_type: the autocast device type this forward belongs to.
+    :param cast_inputs: a floating dtype: cast the floating inputs to it and run the forward with autocast off.
+    """
     _check_device_type(device_type)
     if fwd is None:
         return lambda f: custom_fwd(f, device_type=device_type, cast_inputs=cast_inputs)
@@ -231,7 +260,11 @@ def custom_fwd(fwd=None, *, device_type: str, cast_inputs=None):
 
 
 def custom_bwd(bwd=None, *, device_type: str):
-    """Decorator for a custom autograd Function's ``backward``: it runs in the autocast state its forward ran in."""
+    """Decorator for a custom autograd Function's ``backward``: it runs in the autocast state its forward ran in.
+
+    :param bwd: the ``backward(ctx, ...)`` staticmethod (omitted when used as ``@custom_bwd(device_type=...)``).
+    :param device_type: the autocast device type, as given to ``custom_fwd``.
+    """
     _check_device_type(device_type)
     if bwd is None:
         return lambda f: custom_bwd(f, device_type=device_type)

@@ -41,7 +41,15 @@ class GradScaler:
         scaler.step(optimizer)              # skipped if a gradient is inf/NaN
         scaler.update()
 
-    ``device`` is accepted for PyTorch's signature; MLX arrays live in unified memory, so it changes nothing."""
+    ``device`` is accepted for PyTorch's signature; MLX arrays live in unified memory, so it changes nothing.
+
+    :param device: accepted for PyTorch's signature (MLX memory is unified).
+    :param init_scale: the first scale factor.
+    :param growth_factor: multiplies the scale after ``growth_interval`` steps without inf/NaN gradients.
+    :param backoff_factor: multiplies the scale after a step with inf/NaN gradients (which is skipped).
+    :param growth_interval: steps without inf/NaN before the scale grows.
+    :param enabled: False makes every method a pass-through (``scale`` returns its argument).
+    """
 
     def __init__(self, device: str = "cpu", init_scale: float = 2.0 ** 16, growth_factor: float = 2.0,
                  backoff_factor: float = 0.5, growth_interval: int = 2000, enabled: bool = True):

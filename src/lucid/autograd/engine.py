@@ -76,10 +76,21 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph: bool =
     """Compute the sum of gradients of ``tensors`` with respect to graph leaves and accumulate it into their
     ``.grad``.
 
-    ``grad_tensors`` holds one seed per root (None means ones, allowed only for one-element roots); several roots
-    are summed at shared leaves. ``retain_graph`` defaults to ``create_graph``; without it, saved tensors are freed
-    and a second walk raises. ``create_graph=True`` records the backward itself, so ``.grad`` is differentiable.
-    ``inputs`` restricts accumulation to those tensors (a non-leaf among them gets ``.grad`` via ``retain_grad``).
+    :param tensors: the roots: a Tensor or a sequence of Tensors (each must require grad).
+    :param grad_tensors: one seed per root, each of its root's shape (a Tensor or a number); None means ones,
+        allowed only for one-element roots. Several roots are summed at shared leaves.
+    :param retain_graph: keep the saved tensors so the graph can be walked again; defaults to ``create_graph``
+        (without it, a second walk raises "Trying to backward through the graph a second time").
+    :param create_graph: record the backward itself, so ``.grad`` is differentiable (higher-order derivatives).
+    :param grad_variables: the deprecated name of ``grad_tensors`` (warns).
+    :param inputs: accumulate only into these tensors (a non-leaf among them gets ``.grad`` via ``retain_grad``).
+    :returns: None; the gradients are added to the leaves' ``.grad``.
+
+    >>> import lucid
+    >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> lucid.autograd.backward((x * x).sum())
+    >>> x.grad
+    Tensor([2., 4.])
     """
     if grad_variables is not None:
         warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
@@ -127,12 +138,30 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph: bo
 
     Unlike PyTorch, a single Tensor ``inputs`` gives the gradient Tensor itself, not a 1-tuple: code ported from
     PyTorch that writes ``grad(y, x)[0]`` gets the gradient's first row. Pass ``[x]`` for PyTorch's tuple
-    (``lucid.compat.torch.autograd.grad`` always returns it). A list or tuple gives a tuple; a dict gives a dict
-    with the same keys. Omitted ``grad_outputs`` means ones (one-element outputs only); Python scalars are accepted.
-    Nothing's ``.grad`` is read or written (except retain_grad'ed non-leaves, as in PyTorch). Only nodes that lead
-    to ``inputs`` are visited. An input the outputs do not depend on is an error unless ``allow_unused=True``
-    (it gets None) or ``materialize_grads=True`` (zeros). ``is_grads_batched=True`` treats dim 0 of every
-    grad_output as a batch of seeds and stacks the results.
+    (``lucid.compat.torch.autograd.grad`` always returns it). Nothing's ``.grad`` is read or written (except
+    retain_grad'ed non-leaves, as in PyTorch), and only nodes that lead to ``inputs`` are visited.
+
+    :param outputs: a Tensor or a sequence of Tensors to differentiate.
+    :param inputs: a Tensor (its gradient is returned as a Tensor), a list or tuple (a tuple is returned) or a
+        dict (a dict with the same keys), of tensors that require grad or ``GradientEdge`` objects.
+    :param grad_outputs: one seed per output (the vector of the vector-Jacobian product); omitted means ones (for
+        one-element outputs only); Python scalars are accepted.
+    :param retain_graph: keep the saved tensors for another walk; defaults to ``create_graph``.
+    :param create_graph: record the backward, so the returned gradients are differentiable.
+    :param only_inputs: deprecated and ignored (warns when False), as in PyTorch.
+    :param allow_unused: an input the outputs do not depend on gets None instead of raising; outputs that do not
+        require grad are then skipped.
+    :param is_grads_batched: dim 0 of every grad_output is a batch of seeds; the results are stacked along it.
+    :param materialize_grads: unused inputs get zeros instead of None (implies ``allow_unused``).
+    :returns: the gradients, shaped like ``inputs`` (see ``inputs``).
+
+    >>> import lucid
+    >>> x = lucid.tensor([1.0, -2.0, 3.0], requires_grad=True)
+    >>> lucid.autograd.grad((x * x).sum(), x)
+    Tensor([ 2., -4.,  6.])
+    >>> (g,) = lucid.autograd.grad((x ** 3).sum(), [x], create_graph=True)
+    >>> lucid.autograd.grad(g.sum(), x)
+    Tensor([  6., -12.,  18.])
     """
     if materialize_grads and allow_unused is False:
         raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, "

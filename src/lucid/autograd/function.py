@@ -256,7 +256,10 @@ class Function(metaclass=_FunctionMeta):
 
 class InplaceFunction(Function):
     """PyTorch's base for custom functions with an ``inplace`` flag: ``forward`` may modify an input in place
-    (and must then ``ctx.mark_dirty`` it)."""
+    (and must then ``ctx.mark_dirty`` it).
+
+    :param inplace: stored as ``self.inplace`` for the subclass to read.
+    """
 
     def __init__(self, inplace: bool = False):
         super().__init__()
@@ -526,7 +529,11 @@ class _DelayedError(Node):
 
 def once_differentiable(backward):
     """Decorate a ``backward`` that is not itself differentiable: it runs under no_grad, and a later attempt to
-    differentiate through its result raises."""
+    differentiate through its result raises.
+
+    :param backward: the ``backward(ctx, *grads)`` staticmethod of a custom ``Function``.
+    :returns: the wrapped backward.
+    """
 
     @functools.wraps(backward)
     def wrapper(ctx, *grads):

@@ -198,7 +198,20 @@ def _split_rows(batched: Tensor, sizes: list) -> list:
 @_cpu_route.float64_args
 def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), v^T J)``: the vector-Jacobian product, with ``v`` shaped like the outputs (None for a
-    one-element output). The product has the inputs' structure."""
+    one-element output). The product has the inputs' structure.
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param v: the vector, shaped like the outputs (None for a one-element output).
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :returns: ``(outputs, vjp)``, ``vjp`` shaped like the inputs.
+
+    >>> import lucid
+    >>> out, vjp = lucid.autograd.functional.vjp(lambda x: x ** 2, lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 1.0]))
+    >>> vjp
+    Tensor([2., 4.])
+    """
     with gm.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
@@ -216,7 +229,20 @@ def vjp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 def jvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), J v)``: the Jacobian-vector product, with ``v`` shaped like the inputs (None for a
     one-element input). Exact, by the double-vjp trick (module docstring). The product has the outputs'
-    structure."""
+    structure.
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param v: the vector, shaped like the inputs (None for a one-element input).
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :returns: ``(outputs, jvp)``, ``jvp`` shaped like the outputs.
+
+    >>> import lucid
+    >>> out, jvp = lucid.autograd.functional.jvp(lambda x: x ** 2, lucid.tensor([1.0, 2.0]), lucid.tensor([1.0, 0.0]))
+    >>> jvp
+    Tensor([2., 0.])
+    """
     with gm.enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, need_graph=True)
@@ -249,7 +275,21 @@ def _first_derivative(func, inputs, v, create_graph: bool, strict: bool, fn_name
 
 @_cpu_route.float64_args
 def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
-    """``(func(*inputs), v^T H)`` for a function with a one-element output; ``v`` is shaped like the inputs."""
+    """``(func(*inputs), v^T H)`` for a function with a one-element output; ``v`` is shaped like the inputs.
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param v: the vector, shaped like the inputs (None for a one-element input).
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :returns: ``(output, vhp)``, ``vhp`` shaped like the inputs.
+
+    >>> import lucid
+    >>> f, x = (lambda t: (t ** 3).sum()), lucid.tensor([1.0, 2.0])
+    >>> out, vhp = lucid.autograd.functional.vhp(f, x, lucid.tensor([1.0, 1.0]))
+    >>> vhp
+    Tensor([ 6., 12.])
+    """
     with gm.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "vhp")
@@ -263,7 +303,21 @@ def vhp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
 @_cpu_route.float64_args
 def hvp(func, inputs, v=None, create_graph: bool = False, strict: bool = False):
     """``(func(*inputs), H v)`` for a function with a one-element output, by the double-vjp trick on the
-    gradient (equal to vhp for twice continuously differentiable functions, where H is symmetric)."""
+    gradient (equal to vhp for twice continuously differentiable functions, where H is symmetric).
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param v: the vector, shaped like the inputs (None for a one-element input).
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :returns: ``(output, hvp)``, ``hvp`` shaped like the inputs.
+
+    >>> import lucid
+    >>> f, x = (lambda t: (t ** 3).sum()), lucid.tensor([1.0, 2.0])
+    >>> out, hvp = lucid.autograd.functional.hvp(f, x, lucid.tensor([1.0, 0.0]))
+    >>> hvp
+    Tensor([6., 0.])
+    """
     with gm.enable_grad():
         is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _first_derivative(
             func, inputs, v, create_graph, strict, "hvp")
@@ -291,6 +345,19 @@ def jacobian(func, inputs, create_graph: bool = False, strict: bool = False, vec
     reverse-mode: one backward per output element, or one batched backward (``vectorize=True``).
     forward-mode (needs ``vectorize=True``): one exact Jacobian-vector product per input element (double-vjp
     trick); cheaper when there are more outputs than inputs.
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :param vectorize: compute all rows in one batched backward (``is_grads_batched``) instead of a loop.
+    :param strategy: "reverse-mode" (default) or "forward-mode" (needs ``vectorize=True``).
+    :returns: the Jacobian: a Tensor, or nested tuples ``[i][j]`` for tuples of outputs and inputs.
+
+    >>> import lucid
+    >>> lucid.autograd.functional.jacobian(lambda x: x ** 2, lucid.tensor([1.0, 3.0]))
+    Tensor([[2., 0.],
+            [0., 6.]])
     """
     if strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError(_STRATEGY_MESSAGE)
@@ -383,7 +450,21 @@ def hessian(func, inputs, create_graph: bool = False, strict: bool = False, vect
     """The Hessian of a function with a one-element output: entry [i][j] has shape
     ``inputs[i].shape + inputs[j].shape`` (a single Tensor for a single input). It is the Jacobian of the
     gradient; ``outer_jacobian_strategy="forward-mode"`` (with ``vectorize=True``) takes that outer Jacobian
-    by exact forward-over-reverse products."""
+    by exact forward-over-reverse products.
+
+    :param func: a function of the input Tensors returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of Tensors, the point at which to differentiate.
+    :param create_graph: record the computation, so the results are differentiable.
+    :param strict: raise when an output does not depend on an input (else its part is zeros).
+    :param vectorize: compute the rows in batched backwards instead of a loop.
+    :param outer_jacobian_strategy: "reverse-mode" (default) or "forward-mode" (needs ``vectorize=True``).
+    :returns: the Hessian: a Tensor, or nested tuples ``[i][j]`` for a tuple of inputs.
+
+    >>> import lucid
+    >>> lucid.autograd.functional.hessian(lambda x: (x ** 3).sum(), lucid.tensor([1.0, 2.0]))
+    Tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
     is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')

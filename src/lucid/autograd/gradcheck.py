@@ -171,8 +171,31 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
               check_batched_forward_grad: bool = False, check_forward_ad: bool = False,
               check_backward_ad: bool = True, fast_mode: bool = False, masked=None) -> bool:
     """Check the gradients of ``func(*inputs)`` against central finite differences ``(f(x+eps)-f(x-eps))/2eps``
-    with ``allclose(analytical, numerical, rtol, atol)``. Returns True, or raises ``GradcheckError`` (returns
-    False with ``raise_exception=False``)."""
+    with ``allclose(analytical, numerical, rtol, atol)``, for every input that requires grad (use float64).
+
+    :param func: a function of ``inputs`` returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of arguments; the Tensors with ``requires_grad=True`` are checked.
+    :param eps: the finite-difference step.
+    :param atol: the absolute tolerance.
+    :param rtol: the relative tolerance.
+    :param raise_exception: raise ``GradcheckError`` on a mismatch (else return False).
+    :param nondet_tol: the tolerance between two backward runs (for nondeterministic ops).
+    :param check_undefined_grad: also check that backward handles undefined (zero) output gradients.
+    :param check_grad_dtypes: also check that each gradient has its input's dtype.
+    :param check_batched_grad: also check gradients computed with a batch of seeds (``is_grads_batched``).
+    :param check_batched_forward_grad: accepted for PyTorch's signature (lucid has no batched forward AD).
+    :param check_forward_ad: also check forward-mode products (``autograd.functional.jvp``) against the numerical
+        Jacobian.
+    :param check_backward_ad: check the reverse-mode gradients (the default).
+    :param fast_mode: accepted for PyTorch's signature; the full Jacobian is always compared.
+    :param masked: accepted for PyTorch's signature (no sparse masked semantics).
+    :returns: True when the gradients match.
+
+    >>> import lucid
+    >>> x = lucid.randn(3, dtype=lucid.float64, requires_grad=True)
+    >>> lucid.autograd.gradcheck(lambda t: (t.sin() * t).sum(), (x,))
+    True
+    """
     inputs = _as_tuple(inputs)
     idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     if not idx:
@@ -229,7 +252,31 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
                   check_batched_grad: bool = False, check_fwd_over_rev: bool = False,
                   check_rev_over_rev: bool = True, fast_mode: bool = False, masked: bool = False) -> bool:
     """Check second derivatives: gradcheck of ``(inputs, v) -> autograd.grad(func(inputs), inputs, v,
-    create_graph=True)`` with random grad_outputs ``v`` in [-1, 1] (PyTorch's construction)."""
+    create_graph=True)`` with random grad_outputs ``v`` in [-1, 1] (PyTorch's construction).
+
+    :param func: a function of ``inputs`` returning a Tensor or a tuple of Tensors.
+    :param inputs: a Tensor or a tuple of arguments; the Tensors with ``requires_grad=True`` are checked.
+    :param grad_outputs: the seeds ``v`` (one per output); default random in [-1, 1], fixed seed.
+    :param eps: the finite-difference step.
+    :param atol: the absolute tolerance.
+    :param rtol: the relative tolerance.
+    :param gen_non_contig_grad_outputs: accepted for PyTorch's signature (lucid tensors have no strides).
+    :param raise_exception: raise ``GradcheckError`` on a mismatch (else return False).
+    :param nondet_tol: the tolerance between two backward runs.
+    :param check_undefined_grad: also check undefined (zero) output gradients.
+    :param check_grad_dtypes: also check that each gradient has its input's dtype.
+    :param check_batched_grad: also check with a batch of seeds.
+    :param check_fwd_over_rev: also check forward-over-reverse products.
+    :param check_rev_over_rev: check reverse-over-reverse (the default).
+    :param fast_mode: accepted for PyTorch's signature.
+    :param masked: accepted for PyTorch's signature.
+    :returns: True when the second derivatives match.
+
+    >>> import lucid
+    >>> x = lucid.randn(3, dtype=lucid.float64, requires_grad=True)
+    >>> lucid.autograd.gradgradcheck(lambda t: (t.tanh() ** 2).sum(), (x,))
+    True
+    """
     inputs = _as_tuple(inputs)
     idx = [i for i, t in enumerate(inputs) if isinstance(t, Tensor) and t.requires_grad]
     outputs = _differentiable_outputs(func(*inputs))

@@ -34,7 +34,20 @@ def register_post_accumulate_grad_hook(self, hook) -> RemovableHandle:
 
 
 def backward(self, gradient=None, retain_graph=None, create_graph: bool = False, inputs=None) -> None:
-    """Accumulate d(self)/d(leaf) into every leaf's ``.grad``; see ``lucid.autograd.backward``."""
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (``lucid.autograd.backward(self, ...)``).
+
+    :param gradient: the seed, of this tensor's shape; None means ones, allowed only for a one-element tensor.
+    :param retain_graph: keep the saved tensors for another backward; defaults to ``create_graph``.
+    :param create_graph: record the backward, so ``.grad`` is itself differentiable.
+    :param inputs: accumulate only into these tensors.
+    :returns: None.
+
+    >>> import lucid
+    >>> w = lucid.tensor([3.0], requires_grad=True)
+    >>> (w * w).sum().backward()
+    >>> w.grad
+    Tensor([6.])
+    """
     _engine_backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
 
 

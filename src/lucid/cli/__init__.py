@@ -48,6 +48,12 @@ def _parser() -> argparse.ArgumentParser:
     train.add_argument("--resume", metavar="DIR", help=(
         "continue from the checkpoint in DIR, with the options the run was started with (--compile, --amp, "
         "--lr, --batch-size, ...) unless given again"))
+    train.add_argument("--data", metavar="ROOT", help=(
+        "classifiers (mlp, lenet5, resnet18, vit): train on dataset files under ROOT in torchvision's layout "
+        "(ROOT/MNIST/raw/, ROOT/FashionMNIST/raw/, ROOT/KMNIST/raw/, ROOT/cifar-10-batches-py/, "
+        "ROOT/cifar-100-python/), the model sized to its images and classes"))
+    train.add_argument("--dataset", choices=["mnist", "fashionmnist", "kmnist", "cifar10", "cifar100"], help=(
+        "which dataset under --data ROOT (needed only when ROOT holds several)"))
     train.add_argument("--device", choices=["cpu", "gpu"], default=None, help="where to run (default: MLX's)")
     train.add_argument("--quiet", action="store_true", help="no progress bar")
     train.add_argument("--amp", choices=["bf16", "fp16"], default=None, help=(
@@ -181,6 +187,13 @@ def cmd_train(args) -> int:
                            "every step (use --amp bf16, which needs no scaler)")
     recipe = cls(saved["model_config"] if same_model else None, seed=pick("seed", 0),
                  batch_size=pick("batch_size", cls.batch_size))
+    data_root, dataset = pick("data", None), pick("dataset", None)
+    if (data_root or dataset) and not cls.accepts_data:
+        raise _usage_error(f"--data: {args.model} trains on its own data; the image classifiers (mlp, lenet5, "
+                           "resnet18, vit) take --data")
+    if dataset and not data_root:
+        raise _usage_error("--dataset needs --data ROOT (the folder holding the dataset files)")
+    recipe.data_root, recipe.dataset = data_root, dataset
     recipe.amp = amp
     if amp == "fp16":
         import lucid.amp
@@ -189,7 +202,8 @@ def cmd_train(args) -> int:
     trainer = Trainer(recipe, out, lr, compile=compile, eval_every=eval_every, progress=not args.quiet,
                       distributed=args.distributed,
                       args={"compile": compile, "eval_every": eval_every, "lr_given": args.lr is not None,
-                            "device": device, "amp": amp})
+                            "device": device, "amp": amp, "data": data_root, "dataset": recipe.dataset})
+    trainer.args["dataset"] = recipe.dataset  # as found under --data (saved for --resume and lucid eval)
     if args.steps:
         trainer.total = args.steps
     elif args.epochs:
@@ -223,6 +237,8 @@ def _load_run(model: str, run: Path):
         raise _usage_error(f"{run} holds a {saved['model']!r} run, not {model!r}")
     args = saved["args"]
     recipe = RECIPES[model](saved["model_config"], seed=args.get("seed", 0), batch_size=args.get("batch_size"))
+    if args.get("data"):  # trained on dataset files (--data): evaluated on their test split
+        recipe.data_root, recipe.dataset = args["data"], args.get("dataset")
     recipe.load_data()
     modules = build(recipe)
     load_weights(modules, run, model, saved["model"])

@@ -53,7 +53,11 @@ class ReduceOp(enum.Enum):
 
 class ProcessGroup:
     """The world: every process the launcher started. ``rank()`` and ``size()`` as in PyTorch; ``mlx`` is MLX's
-    ``mx.distributed.Group``."""
+    ``mx.distributed.Group``.
+
+    :param group: MLX's ``mx.distributed.Group``.
+    :param backend: the backend's name ("ring", "mpi", "nccl", "jaccl").
+    """
 
     def __init__(self, group: mx.distributed.Group, backend: str):
         self.mlx = group
@@ -85,7 +89,11 @@ _NAMESPACE = group  # destroy_process_group's parameter is also called ``group``
 class Work:
     """What a collective returns with ``async_op=True``, as PyTorch's ``Work``: the collective was started at the
     call; ``wait()`` blocks until it is done. ``is_completed()`` is True once ``wait()`` (or ``synchronize()``) has
-    returned: MLX cannot tell whether a running computation has finished without waiting for it."""
+    returned: MLX cannot tell whether a running computation has finished without waiting for it.
+
+    :param tensors: the tensors the collective writes.
+    :param arrays: their new MLX arrays, stored into the tensors by ``wait()``.
+    """
 
     def __init__(self, tensors: list[Tensor], arrays: list[mx.array]):
         self._tensors = tensors
@@ -132,6 +140,7 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
+    """Whether ``init_process_group`` has been called (and not undone by ``destroy_process_group``)."""
     return _World.group is not None
 
 
@@ -141,7 +150,20 @@ def init_process_group(backend: str | None = None, init_method: str | None = Non
     """Join the processes started by ``mlx.launch``. ``backend``: ``"ring"``, ``"mpi"``, ``"nccl"``, ``"jaccl"``
     or ``None``/``"any"`` (PyTorch's ``"gloo"`` means ``"any"``). The launcher decides ranks: ``world_size`` and
     ``rank``, when given, must agree with it. ``init_method``, ``timeout``, ``store`` and the rest are accepted
-    for PyTorch programs and have no effect (MLX's launcher does the rendezvous)."""
+    for PyTorch programs and have no effect (MLX's launcher does the rendezvous).
+
+    :param backend: "ring", "mpi", "nccl", "jaccl", or None/"any"/"gloo" for what the launcher set up.
+    :param init_method: accepted, no effect.
+    :param timeout: accepted, no effect.
+    :param world_size: if given, must equal the launcher's number of processes.
+    :param rank: if given, must equal the launcher's rank for this process.
+    :param store: accepted, no effect.
+    :param group_name: accepted, no effect.
+    :param pg_options: accepted, no effect.
+    :param device_id: accepted, no effect (one device per process).
+
+    Alone (not started by ``mlx.launch``), it makes a world of one process, so the same script runs either way.
+    """
     if _World.group is not None:
         raise ValueError("trying to initialize the default process group twice!")
     name = "any" if backend is None else _ALIASES.get(str(backend).lower(), str(backend).lower())
@@ -178,7 +200,10 @@ def _launched_alone() -> bool:
 
 
 def destroy_process_group(group=None) -> None:
-    """Leave the process group (MLX keeps its connections; a later ``init_process_group`` joins them again)."""
+    """Leave the process group (MLX keeps its connections; a later ``init_process_group`` joins them again).
+
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    """
     if _World.group is None:
         raise AssertionError("Process group cannot be None")
     _threads.synchronize()  # collectives started with async_op=True and never waited for
@@ -205,14 +230,26 @@ def _world(g=None) -> ProcessGroup:
 
 
 def get_rank(group=None) -> int:
+    """This process's rank, in [0, world size).
+
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    """
     return _world(group).rank()
 
 
 def get_world_size(group=None) -> int:
+    """The number of processes.
+
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    """
     return _world(group).size()
 
 
 def get_backend(group=None) -> str:
+    """The backend's name ("ring", "mpi", "nccl", ...).
+
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    """
     return _world(group).backend
 
 
@@ -249,7 +286,13 @@ def all_sum(arr: mx.array, pg: ProcessGroup) -> mx.array:
 
 
 def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = False):
-    """Reduce ``tensor`` over all ranks, in place: every rank ends with the same result."""
+    """Reduce ``tensor`` over all ranks, in place: every rank ends with the same result.
+
+    :param tensor: the tensor to reduce, in place.
+    :param op: ``ReduceOp.SUM`` (default), ``AVG``, ``MIN`` or ``MAX``.
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    :param async_op: return a ``Work`` at once (the collective runs in the background) instead of None after it ran.
+    """
     pg = _world(group)
     _check_tensor(tensor)
     if not isinstance(op, ReduceOp):
@@ -269,7 +312,14 @@ def all_reduce(tensor: Tensor, op=ReduceOp.SUM, group=None, async_op: bool = Fal
 
 
 def broadcast(tensor: Tensor, src: int | None = None, group=None, async_op: bool = False, group_src=None):
-    """Copy rank ``src``'s ``tensor`` into every rank's ``tensor`` (same shape and dtype on all ranks)."""
+    """Copy rank ``src``'s ``tensor`` into every rank's ``tensor`` (same shape and dtype on all ranks).
+
+    :param tensor: the tensor sent by ``src`` and overwritten on the other ranks.
+    :param src: the rank whose tensor is sent.
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    :param async_op: return a ``Work`` at once (the collective runs in the background) instead of None after it ran.
+    :param group_src: the same as ``src`` (PyTorch's name within a group).
+    """
     pg = _world(group)
     _check_tensor(tensor)
     src = group_src if src is None else src
@@ -288,7 +338,13 @@ def broadcast_array(arr: mx.array, src: int, pg: ProcessGroup) -> mx.array:
 
 
 def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = False):
-    """Fill ``tensor_list[i]`` with rank i's ``tensor``; the list holds world-size tensors of its shape and dtype."""
+    """Fill ``tensor_list[i]`` with rank i's ``tensor``; the list holds world-size tensors of its shape and dtype.
+
+    :param tensor_list: world-size tensors, overwritten with each rank's ``tensor``.
+    :param tensor: this rank's contribution.
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    :param async_op: return a ``Work`` at once (the collective runs in the background) instead of None after it ran.
+    """
     pg = _world(group)
     _check_tensor(tensor)
     n = pg.size()
@@ -309,7 +365,13 @@ def all_gather(tensor_list: list, tensor: Tensor, group=None, async_op: bool = F
 
 
 def barrier(group=None, async_op: bool = False, device_ids=None, timeout=None):
-    """Wait until every rank has reached this point."""
+    """Wait until every rank has reached this point.
+
+    :param group: accepted for PyTorch's signature; the only group is the world (None).
+    :param async_op: return a ``Work`` at once (the collective runs in the background) instead of None after it ran.
+    :param device_ids: accepted, no effect.
+    :param timeout: accepted, no effect.
+    """
     pg = _world(group)
     return _done([], [mx.distributed.all_sum(mx.array(1.0), group=pg.mlx)], async_op)
 

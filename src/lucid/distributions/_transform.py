@@ -15,8 +15,7 @@ class Transform:
     """The base class of transforms. Subclasses define ``_call`` (x -> y), ``_inverse`` (y -> x) where it exists,
     ``log_abs_det_jacobian``, ``domain``/``codomain``, and ``bijective``/``sign`` where they apply.
 
-    Args:
-        cache_size: 0 (no caching) or 1 (remember the last pair (x, y), matched by identity).
+    :param cache_size: 0 (no caching) or 1 (remember the last pair (x, y), matched by identity).
     """
 
     bijective = False
@@ -167,7 +166,11 @@ class _InverseTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """The transforms ``parts`` applied in order (each part does its own caching)."""
+    """The transforms ``parts`` applied in order (each part does its own caching).
+
+    :param parts: the transforms, applied in order.
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     def __init__(self, parts: list, cache_size: int = 0) -> None:
         if cache_size:
@@ -271,7 +274,12 @@ identity_transform = ComposeTransform([])
 
 class IndependentTransform(Transform):
     """``base_transform`` with ``reinterpreted_batch_ndims`` more rightmost dimensions counted as one event: the
-    map is the same, ``log_abs_det_jacobian`` sums over those dimensions."""
+    map is the same, ``log_abs_det_jacobian`` sums over those dimensions.
+
+    :param base_transform: the transform whose batch dims are reinterpreted as event dims.
+    :param reinterpreted_batch_ndims: how many rightmost batch dims become event dims.
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     def __init__(self, base_transform: Transform, reinterpreted_batch_ndims: int, cache_size: int = 0) -> None:
         super().__init__(cache_size=cache_size)
@@ -333,7 +341,12 @@ def _reshape_target(shape, have, want):
 
 
 class ReshapeTransform(Transform):
-    """Reshape the rightmost ``in_shape`` of a tensor to ``out_shape`` (same number of elements; unit Jacobian)."""
+    """Reshape the rightmost ``in_shape`` of a tensor to ``out_shape`` (same number of elements; unit Jacobian).
+
+    :param in_shape: the event shape of the input.
+    :param out_shape: the event shape of the output (same number of elements).
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     bijective = True
 
@@ -383,7 +396,13 @@ def _check_dim(t, dim: int, name: str, what: str, want: int, expected: str) -> N
 
 
 class CatTransform(Transform):
-    """The transforms ``tseq`` applied to consecutive slices of ``dim`` of lengths ``lengths`` (as ``cat``)."""
+    """The transforms ``tseq`` applied to consecutive slices of ``dim`` of lengths ``lengths`` (as ``cat``).
+
+    :param tseq: the transforms, one per slice along ``dim``.
+    :param dim: the dimension the slices are taken along.
+    :param lengths: the size of each slice along ``dim`` (default 1 each).
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     def __init__(self, tseq, dim: int = 0, lengths=None, cache_size: int = 0) -> None:
         if not all(isinstance(t, Transform) for t in tseq):
@@ -452,7 +471,12 @@ class CatTransform(Transform):
 
 
 class StackTransform(Transform):
-    """The transforms ``tseq`` applied to the entries along ``dim`` (as ``stack``)."""
+    """The transforms ``tseq`` applied to the entries along ``dim`` (as ``stack``).
+
+    :param tseq: the transforms, one per slice along ``dim``.
+    :param dim: the dimension the slices are taken along.
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     def __init__(self, tseq, dim: int = 0, cache_size: int = 0) -> None:
         if not all(isinstance(t, Transform) for t in tseq):

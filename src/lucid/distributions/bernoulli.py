@@ -19,7 +19,14 @@ from .utils import broadcast_all
 
 
 class Bernoulli(BinaryParams, ExponentialFamily):
-    """The Bernoulli distribution: 1 with probability ``probs`` (or sigmoid(``logits``)), else 0."""
+    """The Bernoulli distribution: 1 with probability ``probs`` (or sigmoid(``logits``)), else 0.
+
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean

@@ -18,7 +18,14 @@ from .utils import broadcast_all
 
 class Beta(ExponentialFamily):
     """The Beta distribution on [0, 1], density proportional to x^(c1 - 1) (1 - x)^(c0 - 1); held as a
-    Dirichlet over (x, 1 - x), whose Gamma draws make it reparameterized."""
+    Dirichlet over (x, 1 - x), whose Gamma draws make it reparameterized.
+
+    :param concentration1: the first concentration, alpha (> 0).
+    :param concentration0: the second concentration, beta (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval

@@ -28,7 +28,15 @@ def common_count(total_count, what: str) -> int:
 
 class Binomial(BinaryParams, Distribution):
     """The Binomial distribution: the number of successes in ``total_count`` trials of probability ``probs``
-    (or sigmoid(``logits``)); ``total_count`` broadcasts with the probabilities."""
+    (or sigmoid(``logits``)); ``total_count`` broadcasts with the probabilities.
+
+    :param total_count: the number of trials (>= 0).
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"total_count": constraints.nonnegative_integer, "probs": constraints.unit_interval,
                        "logits": constraints.real}

@@ -21,7 +21,19 @@ from .utils import lazy_property, logits_to_probs, probs_to_logits
 class Categorical(Distribution):
     """A draw is an index into the last dimension of ``probs`` (non-negative, normalised to sum to 1) or of
     ``logits`` (unnormalised log-probabilities, normalised with logsumexp); the leading dimensions are the batch.
-    ``probs`` and ``logits`` read back normalised."""
+    ``probs`` and ``logits`` read back normalised.
+
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+
+    >>> import lucid
+    >>> d = lucid.distributions.Categorical(probs=lucid.tensor([0.25, 0.75]))
+    >>> d.probs
+    Tensor([0.25, 0.75])
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     has_enumerate_support = True

@@ -15,7 +15,14 @@ from .utils import broadcast_all, open_uniform, params_batch_shape
 
 class Cauchy(Distribution):
     """The Cauchy (Lorentz) distribution: the ratio of two independent zero-mean normals. Its mean is
-    undefined (NaN) and its variance infinite."""
+    undefined (NaN) and its variance infinite.
+
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

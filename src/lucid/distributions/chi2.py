@@ -8,7 +8,13 @@ from .gamma import Gamma
 
 
 class Chi2(Gamma):
-    """The chi-squared distribution with ``df`` degrees of freedom (Gamma(df / 2, rate 1 / 2))."""
+    """The chi-squared distribution with ``df`` degrees of freedom (Gamma(df / 2, rate 1 / 2)).
+
+    :param df: the degrees of freedom (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"df": constraints.positive}
 

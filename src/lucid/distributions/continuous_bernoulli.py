@@ -20,7 +20,15 @@ from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, p
 
 class ContinuousBernoulli(ExponentialFamily):
     """The density is C(p) p^x (1 - p)^(1 - x) on [0, 1], with C(p) its normalising constant. Near p = 1/2 (inside
-    ``lims``) the closed forms cancel catastrophically and Taylor expansions around 1/2 are used instead."""
+    ``lims``) the closed forms cancel catastrophically and Taylor expansions around 1/2 are used instead.
+
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param lims: the interval of probabilities around 0.5 where the normalizer uses its Taylor expansion.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval

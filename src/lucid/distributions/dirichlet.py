@@ -16,7 +16,13 @@ from .utils import finfo_tiny
 class Dirichlet(ExponentialFamily):
     """The Dirichlet distribution with ``concentration`` (..., K) > 0: batch shape ``concentration.shape[:-1]``,
     event shape (K,). A draw normalises K independent Gamma(concentration_k, 1) draws, whose implicit
-    reparameterization gradients make ``rsample`` differentiable in the concentration."""
+    reparameterization gradients make ``rsample`` differentiable in the concentration.
+
+    :param concentration: the concentration (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex

@@ -31,10 +31,9 @@ def all_true(valid: Tensor) -> bool:
 class Distribution:
     """The abstract base class for probability distributions.
 
-    Args:
-        batch_shape: the shape over which the parameters are batched.
-        event_shape: the shape of a single sample (without batching).
-        validate_args: whether to validate the arguments (None: the class default).
+    :param batch_shape: the shape over which the parameters are batched.
+    :param event_shape: the shape of a single sample (without batching).
+    :param validate_args: whether to validate the arguments (None: the class default).
     """
 
     has_rsample = False

@@ -14,7 +14,14 @@ from .distribution import Distribution
 
 
 class ExponentialFamily(Distribution):
-    """Base class of the exponential-family distributions (see the module docstring)."""
+    """Base class of the exponential-family distributions (see the module docstring).
+
+    :param batch_shape: the shape of the batch of distributions.
+    :param event_shape: the shape of one sample.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     @property
     def _natural_params(self) -> tuple:

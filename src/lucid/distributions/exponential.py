@@ -11,7 +11,13 @@ from .utils import broadcast_all, params_batch_shape, standard_uniform
 
 
 class Exponential(ExponentialFamily):
-    """The exponential distribution with rate ``rate`` (mean 1 / rate)."""
+    """The exponential distribution with rate ``rate`` (mean 1 / rate).
+
+    :param rate: the rate (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative

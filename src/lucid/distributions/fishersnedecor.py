@@ -15,7 +15,14 @@ from .utils import broadcast_all, finfo_tiny, params_batch_shape
 
 
 class FisherSnedecor(Distribution):
-    """The Fisher-Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom."""
+    """The Fisher-Snedecor (F) distribution with ``df1`` and ``df2`` degrees of freedom.
+
+    :param df1: the numerator's degrees of freedom (> 0).
+    :param df2: the denominator's degrees of freedom (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
     support = constraints.positive

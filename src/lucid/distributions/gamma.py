@@ -13,7 +13,14 @@ from .utils import broadcast_all, finfo_tiny, params_batch_shape
 
 
 class Gamma(ExponentialFamily):
-    """The Gamma distribution with shape ``concentration`` and inverse scale ``rate`` (mean concentration / rate)."""
+    """The Gamma distribution with shape ``concentration`` and inverse scale ``rate`` (mean concentration / rate).
+
+    :param concentration: the concentration (> 0).
+    :param rate: the rate (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative

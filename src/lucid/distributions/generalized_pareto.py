@@ -16,7 +16,15 @@ from .utils import broadcast_all, params_batch_shape, standard_uniform
 
 class GeneralizedPareto(Distribution):
     """The generalized Pareto distribution: Exponential(1 / scale) shifted by ``loc`` at concentration 0,
-    heavy-tailed for concentration > 0, bounded above by loc - scale / concentration for concentration < 0."""
+    heavy-tailed for concentration > 0, bounded above by loc - scale / concentration for concentration < 0.
+
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param concentration: the shape, xi.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
     has_rsample = True

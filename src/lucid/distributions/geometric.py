@@ -18,7 +18,14 @@ from .utils import broadcast_all, open_uniform
 
 class Geometric(BinaryParams, Distribution):
     """P(X = k) = (1 - p)^k p for k = 0, 1, ...: trial k + 1 is the first success (``Tensor.geometric_`` counts
-    the trials instead, from 1). ``probs`` must lie in (0, 1]."""
+    the trials instead, from 1). ``probs`` must lie in (0, 1].
+
+    :param probs: the probability of success of each trial (give ``probs`` or ``logits``).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer

@@ -14,7 +14,14 @@ from .utils import broadcast_all, euler_constant, finfo_eps, finfo_tiny, params_
 
 
 class Gumbel(TransformedDistribution):
-    """The Gumbel (type-I extreme value) distribution with location ``loc`` and scale ``scale``."""
+    """The Gumbel (type-I extreme value) distribution with location ``loc`` and scale ``scale``.
+
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

@@ -11,7 +11,13 @@ from .cauchy import Cauchy
 
 
 class HalfCauchy(FoldedAtZero):
-    """The half-Cauchy distribution: the absolute value of a Cauchy(0, ``scale``) (infinite mean)."""
+    """The half-Cauchy distribution: the absolute value of a Cauchy(0, ``scale``) (infinite mean).
+
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     base_family = Cauchy
 

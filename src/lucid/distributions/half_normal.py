@@ -10,7 +10,13 @@ from .normal import Normal
 
 
 class HalfNormal(FoldedAtZero):
-    """The half-normal distribution: the absolute value of a Normal(0, ``scale``)."""
+    """The half-normal distribution: the absolute value of a Normal(0, ``scale``).
+
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     base_family = Normal
 

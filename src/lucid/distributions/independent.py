@@ -12,7 +12,14 @@ from .utils import sum_rightmost
 class Independent(Distribution):
     """``base_distribution`` with its ``reinterpreted_batch_ndims`` rightmost batch dimensions made event
     dimensions: ``log_prob`` and ``entropy`` sum over them. E.g. a diagonal Gaussian over vectors is
-    ``Independent(Normal(loc, scale), 1)`` with ``loc`` of shape (..., D)."""
+    ``Independent(Normal(loc, scale), 1)`` with ``loc`` of shape (..., D).
+
+    :param base_distribution: the distribution transformed (or whose batch dims are reinterpreted).
+    :param reinterpreted_batch_ndims: how many rightmost batch dims become event dims.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints: dict = {}
 

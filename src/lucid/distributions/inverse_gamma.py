@@ -15,7 +15,14 @@ from .transforms import PowerTransform
 
 class InverseGamma(TransformedDistribution):
     """The inverse-Gamma distribution: the reciprocal of a Gamma(``concentration``, ``rate``) (``rate`` is the
-    scale of the result)."""
+    scale of the result).
+
+    :param concentration: the concentration (> 0).
+    :param rate: the rate (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive

@@ -59,6 +59,9 @@ def register_kl(type_p, type_q):
 
         @register_kl(Normal, Normal)
         def kl_normal_normal(p, q): ...
+
+    :param type_p: the Distribution subclass of p.
+    :param type_q: the Distribution subclass of q.
     """
     for name, cls in (("type_p", type_p), ("type_q", type_q)):
         if not (isinstance(cls, type) and issubclass(cls, Distribution)):
@@ -108,7 +111,17 @@ def _dispatch_kl(type_p, type_q):
 def kl_divergence(p, q):
     """KL(p || q) = E_p[log p(x) - log q(x)], of the broadcast batch shape of p and q.
 
-    Raises NotImplementedError when no pair registered for the types of p and q matches."""
+    Raises NotImplementedError when no pair registered for the types of p and q matches.
+
+    :param p: a Distribution.
+    :param q: a Distribution of the same event shape.
+    :returns: the divergences, of the broadcast batch shape.
+
+    >>> import lucid
+    >>> N = lucid.distributions.Normal
+    >>> lucid.distributions.kl_divergence(N(0.0, 1.0), N(1.0, 1.0))
+    Tensor(0.5)
+    """
     key = (type(p), type(q))
     fun = _KL_MEMOIZE.get(key)
     if fun is None:

@@ -23,7 +23,14 @@ def _moments(a, b, n):
 
 class Kumaraswamy(TransformedDistribution):
     """The Kumaraswamy distribution on [0, 1], a Beta-like distribution with a closed-form cdf (so sampling is
-    reparameterized without a Gamma draw)."""
+    reparameterized without a Gamma draw).
+
+    :param concentration1: the first concentration, alpha (> 0).
+    :param concentration0: the second concentration, beta (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
     support = constraints.unit_interval

@@ -10,7 +10,14 @@ from .utils import broadcast_all, finfo_eps, params_batch_shape, standard_unifor
 
 
 class Laplace(Distribution):
-    """The Laplace (double exponential) distribution with location ``loc`` and scale ``scale``."""
+    """The Laplace (double exponential) distribution with location ``loc`` and scale ``scale``.
+
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

@@ -19,7 +19,14 @@ from .utils import broadcast_all, finfo_tiny, standard_normal
 
 class LKJCholesky(Distribution):
     """The Cholesky factor L of a correlation matrix L L^T with density proportional to det(L L^T)^(eta - 1)
-    (``concentration`` = eta > 0; eta = 1 is uniform over correlation matrices). Event shape (dim, dim)."""
+    (``concentration`` = eta > 0; eta = 1 is uniform over correlation matrices). Event shape (dim, dim).
+
+    :param dim: the size of the matrices.
+    :param concentration: eta (> 0): 1 is uniform over correlation matrices.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky

@@ -10,7 +10,14 @@ from .transforms import ExpTransform
 
 
 class LogNormal(TransformedDistribution):
-    """The log-normal distribution: exp of a Normal(``loc``, ``scale``)."""
+    """The log-normal distribution: exp of a Normal(``loc``, ``scale``).
+
+    :param loc: the mean of the log.
+    :param scale: the standard deviation of the log (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive

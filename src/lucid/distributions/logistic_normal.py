@@ -11,7 +11,14 @@ from .transforms import StickBreakingTransform
 
 class LogisticNormal(TransformedDistribution):
     """The logistic-normal distribution on the simplex: X ~ Normal(loc, scale) of K entries, then
-    ``StickBreakingTransform`` to K + 1 probabilities."""
+    ``StickBreakingTransform`` to K + 1 probabilities.
+
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex

@@ -37,7 +37,15 @@ def lowrank_mahalanobis(factor, diag, x, capacitance):
 class LowRankMultivariateNormal(Distribution):
     """The multivariate normal with mean ``loc`` (..., n) and covariance ``cov_factor @ cov_factor.mT +
     diag(cov_diag)``, ``cov_factor`` (..., n, m), ``cov_diag`` (..., n) > 0: log_prob, entropy and sampling cost
-    O(n m^2) rather than O(n^3)."""
+    O(n m^2) rather than O(n^3).
+
+    :param loc: the location (broadcast against the other parameters).
+    :param cov_factor: the low-rank factor W of the covariance ``W W^T + diag(cov_diag)``, shape (..., event, rank).
+    :param cov_diag: the diagonal part of the covariance (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real_vector, "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}

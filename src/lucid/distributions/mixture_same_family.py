@@ -15,7 +15,14 @@ from .distribution import Distribution
 class MixtureSameFamily(Distribution):
     """p(x) = sum_k pi_k p_k(x): ``mixture_distribution`` a Categorical of batch shape B (broadcastable) over K
     components, ``component_distribution`` of batch shape B + (K,). E.g. a Gaussian mixture:
-    ``MixtureSameFamily(Categorical(logits=w), Normal(mu, sigma))`` with w, mu, sigma of shape (K,)."""
+    ``MixtureSameFamily(Categorical(logits=w), Normal(mu, sigma))`` with w, mu, sigma of shape (K,).
+
+    :param mixture_distribution: a Categorical over the components (batch shape the components' minus the last dim).
+    :param component_distribution: the components, a distribution whose rightmost batch dim indexes them.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints: dict = {}
     has_rsample = False

@@ -20,7 +20,15 @@ from .utils import broadcast_all
 class Multinomial(Distribution):
     """The counts (event shape (K,)) of ``total_count`` independent Categorical(``probs`` | ``logits``) draws.
     ``total_count`` is one int shared by the batch (``sample`` needs it; ``log_prob`` reads the count from the
-    value)."""
+    value).
+
+    :param total_count: the number of trials.
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
 

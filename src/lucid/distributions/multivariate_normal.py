@@ -47,7 +47,17 @@ def precision_to_scale_tril(precision):
 class MultivariateNormal(Distribution):
     """The multivariate normal with mean ``loc`` (..., n) and exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril`` (the lower Cholesky factor of the covariance), each (..., n, n).
-    The batch shape broadcasts ``loc.shape[:-1]`` with the matrix's batch dimensions."""
+    The batch shape broadcasts ``loc.shape[:-1]`` with the matrix's batch dimensions.
+
+    :param loc: the mean vector, shape (..., event).
+    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix,
+        precision_matrix, scale_tril).
+    :param precision_matrix: a positive-definite precision (inverse covariance) matrix.
+    :param scale_tril: a lower-triangular factor of the covariance with a positive diagonal.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real_vector, "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite, "scale_tril": constraints.lower_cholesky}

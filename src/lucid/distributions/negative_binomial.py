@@ -17,7 +17,15 @@ from .utils import broadcast_all, lazy_property
 
 class NegativeBinomial(BinaryParams, Distribution):
     """The number of successes (probability ``probs`` each, or sigmoid(``logits``)) before ``total_count``
-    failures; ``total_count`` > 0 may be real. Drawn as Poisson(Gamma(total_count, e^-logits))."""
+    failures; ``total_count`` > 0 may be real. Drawn as Poisson(Gamma(total_count, e^-logits)).
+
+    :param total_count: the number of failures before the stop (> 0).
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
                        "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}

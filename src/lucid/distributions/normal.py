@@ -14,7 +14,19 @@ from .utils import broadcast_all, params_batch_shape, standard_normal
 
 
 class Normal(ExponentialFamily):
-    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
+    """The normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
+
+    :param loc: the mean.
+    :param scale: the standard deviation (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+
+    >>> import lucid
+    >>> d = lucid.distributions.Normal(0.0, 1.0)
+    >>> round(d.log_prob(lucid.tensor(0.0)).item(), 4)
+    -0.9189
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

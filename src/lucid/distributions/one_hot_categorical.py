@@ -13,7 +13,14 @@ from .distribution import Distribution
 
 
 class OneHotCategorical(Distribution):
-    """A Categorical(``probs`` | ``logits``) draw k as the vector e_k of length K (event shape (K,))."""
+    """A Categorical(``probs`` | ``logits``) draw k as the vector e_k of length K (event shape (K,)).
+
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.one_hot
@@ -82,7 +89,14 @@ class OneHotCategorical(Distribution):
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     """OneHotCategorical with the straight-through gradient estimator (Bengio et al., 2013): ``rsample`` is the
-    one-hot draw in value and has the gradient of ``probs``."""
+    one-hot draw in value and has the gradient of ``probs``.
+
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     has_rsample = True
 

@@ -11,7 +11,14 @@ from .utils import broadcast_all
 
 
 class Pareto(TransformedDistribution):
-    """The Pareto type-1 distribution with scale ``scale`` (the minimum) and shape ``alpha``."""
+    """The Pareto type-1 distribution with scale ``scale`` (the minimum) and shape ``alpha``.
+
+    :param scale: the minimum value, x_m (> 0).
+    :param alpha: the shape (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
 

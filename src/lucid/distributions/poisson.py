@@ -15,7 +15,13 @@ from .utils import broadcast_all
 
 
 class Poisson(ExponentialFamily):
-    """P(X = k) = rate^k e^(-rate) / k!. Samples are exact (inversion below rate 10, transformed rejection above)."""
+    """P(X = k) = rate^k e^(-rate) / k!. Samples are exact (inversion below rate 10, transformed rejection above).
+
+    :param rate: the rate (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer

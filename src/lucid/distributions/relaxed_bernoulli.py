@@ -79,7 +79,15 @@ class LogitRelaxedBernoulli(Distribution):
 
 class RelaxedBernoulli(TransformedDistribution):
     """A continuous relaxation of Bernoulli on (0, 1): the sigmoid of a ``LogitRelaxedBernoulli`` sample; the lower
-    the ``temperature``, the closer to 0/1 the samples."""
+    the ``temperature``, the closer to 0/1 the samples.
+
+    :param temperature: the relaxation temperature (> 0; smaller is closer to discrete).
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval

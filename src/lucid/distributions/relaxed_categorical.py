@@ -17,7 +17,15 @@ from .utils import broadcast_all, clamp_probs, standard_uniform
 
 class ExpRelaxedCategorical(Distribution):
     """The log of a RelaxedOneHotCategorical draw: log softmax((logits + Gumbel noise) / temperature), a point
-    of the log-simplex (event shape (K,)). Working in log space keeps small probabilities accurate."""
+    of the log-simplex (event shape (K,)). Working in log space keeps small probabilities accurate.
+
+    :param temperature: the relaxation temperature (> 0; smaller is closer to discrete).
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
@@ -72,7 +80,15 @@ class ExpRelaxedCategorical(Distribution):
 class RelaxedOneHotCategorical(TransformedDistribution):
     """softmax((logits + Gumbel noise) / temperature): a point of the simplex that approaches a one-hot
     Categorical draw as ``temperature`` goes to 0; ``rsample`` is differentiable in the logits (and the
-    temperature)."""
+    temperature).
+
+    :param temperature: the relaxation temperature (> 0; smaller is closer to discrete).
+    :param probs: the event probabilities (give ``probs`` or ``logits``, not both).
+    :param logits: the event log-odds (unnormalized log-probabilities for categorical families).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex

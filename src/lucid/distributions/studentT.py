@@ -16,7 +16,15 @@ from .utils import broadcast_all, standard_normal
 
 class StudentT(Distribution):
     """Student's t distribution with ``df`` degrees of freedom, location ``loc`` and scale ``scale``; sampled as
-    loc + scale X / sqrt(Z / df), X standard normal, Z ~ Chi2(df) (reparameterized through both)."""
+    loc + scale X / sqrt(Z / df), X standard normal, Z ~ Chi2(df) (reparameterized through both).
+
+    :param df: the degrees of freedom (> 0).
+    :param loc: the location (broadcast against the other parameters).
+    :param scale: the scale (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

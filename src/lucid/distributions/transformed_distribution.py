@@ -17,10 +17,9 @@ class TransformedDistribution(Distribution):
     (applied in order). ``log_prob(y)`` inverts the transforms and adds each log |det J| of the inverse:
     log p(y) = log p_base(x) - sum_i log |det J_i(x_i)|.
 
-    Args:
-        base_distribution: the distribution of x.
-        transforms: a Transform or a list of them.
-        validate_args: as for every distribution.
+    :param base_distribution: the distribution of x.
+    :param transforms: a Transform or a list of them.
+    :param validate_args: as for every distribution.
     """
 
     arg_constraints: dict = {}

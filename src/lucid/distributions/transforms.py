@@ -32,7 +32,10 @@ from .utils import broadcast_all, finfo_eps, finfo_tiny, lazy_property, tril_mat
 
 
 class ExpTransform(Transform):
-    """y = exp(x)."""
+    """y = exp(x).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -55,7 +58,11 @@ class ExpTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """y = x ** exponent, on the positive reals."""
+    """y = x ** exponent, on the positive reals.
+
+    :param exponent: the power.
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.positive
     codomain = constraints.positive
@@ -101,7 +108,10 @@ def _clipped_sigmoid(x):
 
 
 class SigmoidTransform(Transform):
-    """y = 1 / (1 + exp(-x)), x = logit(y)."""
+    """y = 1 / (1 + exp(-x)), x = logit(y).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -125,7 +135,10 @@ class SigmoidTransform(Transform):
 
 
 class SoftplusTransform(Transform):
-    """y = log(1 + exp(x)) (linear above x = 20)."""
+    """y = log(1 + exp(x)) (linear above x = 20).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -149,7 +162,10 @@ class SoftplusTransform(Transform):
 
 class TanhTransform(Transform):
     """y = tanh(x) (the stable form of Affine(0, 2), Sigmoid, Affine(-1, 2)). Use ``cache_size=1`` where samples
-    reach +-1, whose inverse is infinite."""
+    reach +-1, whose inverse is infinite.
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -173,7 +189,10 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
-    """y = |x| (not injective: the inverse picks the non-negative root)."""
+    """y = |x| (not injective: the inverse picks the non-negative root).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -193,10 +212,12 @@ class AbsTransform(Transform):
 class AffineTransform(Transform):
     """y = loc + scale * x, pointwise.
 
-    Args:
-        loc, scale: Tensors or numbers.
-        event_dim: the size of the event shape (0: univariate, 1: vectors, ...), summed over in
-            ``log_abs_det_jacobian``.
+    :param loc: Tensors or numbers.
+    :param scale: Tensors or numbers.
+    :param event_dim: the size of the event shape (0: univariate, 1: vectors, ...), summed over in
+        ``log_abs_det_jacobian``.
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
     """
 
     bijective = True
@@ -271,7 +292,10 @@ class CorrCholeskyTransform(Transform):
     """An unconstrained vector of length D(D-1)/2 -> the Cholesky factor of a D x D correlation matrix (lower
     triangular, positive diagonal, rows of unit length): the vector fills the strict lower triangle row by row,
     each entry goes through tanh into (-1, 1), and each row is made of unit length by a signed stick-breaking
-    (y_ij = r_ij sqrt(1 - sum_{k<j} y_ik^2))."""
+    (y_ij = r_ij sqrt(1 - sum_{k<j} y_ik^2)).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
@@ -324,7 +348,10 @@ def _at_least_one_dim(shape):
 
 class SoftmaxTransform(Transform):
     """Unconstrained vectors -> the simplex: exp, then normalise. Not bijective (the inverse returns log y, one of
-    the preimages); coordinate-wise, so suited to coordinate-wise optimisation."""
+    the preimages); coordinate-wise, so suited to coordinate-wise optimisation.
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -350,7 +377,10 @@ class SoftmaxTransform(Transform):
 class StickBreakingTransform(Transform):
     """Unconstrained vectors of length K -> the simplex of K + 1 entries, by stick-breaking: each logit (shifted by
     log of the entries left, so that zero maps to the centre) takes a sigmoid fraction of the stick that remains.
-    Bijective (suited to HMC); it mixes the coordinates."""
+    Bijective (suited to HMC); it mixes the coordinates.
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -391,7 +421,10 @@ class StickBreakingTransform(Transform):
 
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices -> lower-triangular matrices with a positive diagonal (the strict lower
-    triangle kept, the diagonal exponentiated)."""
+    triangle kept, the diagonal exponentiated).
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -409,7 +442,10 @@ class LowerCholeskyTransform(Transform):
 
 
 class PositiveDefiniteTransform(Transform):
-    """Unconstrained square matrices -> positive-definite ones: L L^T with L from ``LowerCholeskyTransform``."""
+    """Unconstrained square matrices -> positive-definite ones: L L^T with L from ``LowerCholeskyTransform``.
+
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -429,7 +465,11 @@ class PositiveDefiniteTransform(Transform):
 
 class CumulativeDistributionTransform(Transform):
     """y = F(x), the cumulative distribution function of ``distribution`` (its support -> [0, 1]); a copula
-    from a multivariate base distribution, for instance."""
+    from a multivariate base distribution, for instance.
+
+    :param distribution: the distribution whose CDF is the transform.
+    :param cache_size: 0 (no cache) or 1 (remember the last ``(x, y)`` pair, so ``inv(t(x))`` returns ``x`` itself).
+    """
 
     bijective = True
     codomain = constraints.unit_interval

@@ -12,7 +12,14 @@ from .utils import broadcast_all, params_batch_shape, standard_uniform
 
 
 class Uniform(Distribution):
-    """Uniform on the half-open interval [low, high)."""
+    """Uniform on the half-open interval [low, high).
+
+    :param low: the lower bound (inclusive).
+    :param high: the upper bound (exclusive).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     has_rsample = True
 

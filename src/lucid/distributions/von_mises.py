@@ -22,7 +22,14 @@ def _log_i0(x):
 
 class VonMises(Distribution):
     """The von Mises distribution: density exp(concentration cos(x - loc)) / (2 pi I0(concentration)) on the
-    circle. ``sample`` has no gradient (``has_rsample`` is False, as in PyTorch)."""
+    circle. ``sample`` has no gradient (``has_rsample`` is False, as in PyTorch).
+
+    :param loc: the mean angle, in radians.
+    :param concentration: the concentration, kappa (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real

@@ -13,7 +13,14 @@ from .utils import broadcast_all, euler_constant
 
 
 class Weibull(TransformedDistribution):
-    """The two-parameter Weibull distribution."""
+    """The two-parameter Weibull distribution.
+
+    :param scale: the scale, lambda (> 0).
+    :param concentration: the shape, k (> 0).
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
     support = constraints.positive

@@ -36,7 +36,17 @@ class Wishart(ExponentialFamily):
     """The Wishart distribution with ``df`` > n - 1 degrees of freedom and scale matrix V (n x n) given as
     ``covariance_matrix`` (V), ``precision_matrix`` (V^-1) or ``scale_tril`` (V's lower Cholesky factor).
     ``rsample`` is differentiable in the scale matrix and in ``df`` (through the Chi2 draws of Bartlett's
-    decomposition); ``rsample(max_try_correction=...)`` redraws singular samples as PyTorch does."""
+    decomposition); ``rsample(max_try_correction=...)`` redraws singular samples as PyTorch does.
+
+    :param df: the degrees of freedom (> event size - 1).
+    :param covariance_matrix: a positive-definite covariance matrix (give exactly one of covariance_matrix,
+        precision_matrix, scale_tril).
+    :param precision_matrix: a positive-definite precision (inverse covariance) matrix.
+    :param scale_tril: a lower-triangular factor of the covariance with a positive diagonal.
+    :param validate_args: check the parameters (and later ``log_prob``'s values) against their constraints, raising
+        PyTorch's ValueError; default ``Distribution._validate_args`` (True unless
+        ``set_default_validate_args(False)``).
+    """
 
     support = constraints.positive_definite
     has_rsample = True

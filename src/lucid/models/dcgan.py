@@ -21,7 +21,13 @@ class Generator(nn.Module):
 
     ``main``: ConvTranspose2d(nz, ngf*2^(s-1), 4, 1, 0) to 4x4, then s-1 blocks of ConvTranspose2d(4, 2, 1) halving
     the width and doubling the size, each followed by BatchNorm2d and ReLU, then ConvTranspose2d(ngf, nc, 4, 2, 1)
-    and Tanh, where s = log2(image_size) - 2 (4 at 64 px: ngf*8, ngf*4, ngf*2, ngf, as pytorch/examples)."""
+    and Tanh, where s = log2(image_size) - 2 (4 at 64 px: ngf*8, ngf*4, ngf*2, ngf, as pytorch/examples).
+
+    :param nz: the latent vector's size.
+    :param ngf: the generator's base width.
+    :param nc: the images' channels.
+    :param image_size: the images' side (a power of 2, at least 8).
+    """
 
     def __init__(self, nz: int = 100, ngf: int = 64, nc: int = 3, image_size: int = 64):
         super().__init__()
@@ -45,7 +51,12 @@ class Discriminator(nn.Module):
 
     ``main``: Conv2d(nc, ndf, 4, 2, 1) and LeakyReLU(0.2), then s-1 blocks of Conv2d(4, 2, 1) doubling the width
     and halving the size, each followed by BatchNorm2d and LeakyReLU(0.2), then Conv2d(ndf*2^(s-1), 1, 4, 1, 0) and
-    Sigmoid, where s = log2(image_size) - 2 (the mirror of the ``Generator``)."""
+    Sigmoid, where s = log2(image_size) - 2 (the mirror of the ``Generator``).
+
+    :param ndf: the discriminator's base width.
+    :param nc: the images' channels.
+    :param image_size: the images' side (a power of 2, at least 8).
+    """
 
     def __init__(self, ndf: int = 64, nc: int = 3, image_size: int = 64):
         super().__init__()
@@ -74,7 +85,15 @@ def weights_init(m: nn.Module) -> None:
 
 
 def dcgan(nz: int = 100, ngf: int = 64, ndf: int = 64, nc: int = 3, image_size: int = 64):
-    """``(Generator, Discriminator)`` initialised with ``weights_init``; the defaults are pytorch/examples'."""
+    """``(Generator, Discriminator)`` initialised with ``weights_init``; the defaults are pytorch/examples'.
+
+    :param nz: the latent vector's size.
+    :param ngf: the generator's base width.
+    :param ndf: the discriminator's base width.
+    :param nc: the images' channels.
+    :param image_size: the images' side (a power of 2, at least 8).
+    :returns: ``(generator, discriminator)``.
+    """
     netG, netD = Generator(nz, ngf, nc, image_size), Discriminator(ndf, nc, image_size)
     netG.apply(weights_init)
     netD.apply(weights_init)

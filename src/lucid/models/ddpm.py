@@ -77,7 +77,16 @@ class DDPM(nn.Module):
 
     ``loss(x0)`` is the simplified objective ||eps - eps_model(sqrt(abar_t) x0 + sqrt(1 - abar_t) eps, t)||^2 (mean
     over the batch and the values) at uniform random t; ``sample(n)`` is ancestral sampling with sigma_t^2 the
-    posterior variance beta_t (1 - abar_{t-1}) / (1 - abar_t)."""
+    posterior variance beta_t (1 - abar_{t-1}) / (1 - abar_t).
+
+    :param input_dim: the data's size (64 for the 8x8 digits).
+    :param hidden_dim: the noise network's width.
+    :param time_dim: the timestep embedding's width.
+    :param depth: the residual blocks.
+    :param timesteps: the diffusion steps T.
+    :param beta_start: the noise schedule's first variance.
+    :param beta_end: its last variance.
+    """
 
     def __init__(self, input_dim: int = 64, hidden_dim: int = 256, time_dim: int = 64, depth: int = 3,
                  timesteps: int = 1000, beta_start: float = 1e-4, beta_end: float = 0.02):
@@ -130,5 +139,14 @@ class DDPM(nn.Module):
 
 def ddpm(input_dim: int = 64, hidden_dim: int = 256, time_dim: int = 64, depth: int = 3, timesteps: int = 1000,
          beta_start: float = 1e-4, beta_end: float = 0.02) -> DDPM:
-    """A ``DDPM``; the schedule's defaults are Ho et al.'s (1000 steps, betas 1e-4 to 0.02)."""
+    """A ``DDPM``; the schedule's defaults are Ho et al.'s (1000 steps, betas 1e-4 to 0.02).
+
+    :param input_dim: the data's size (64 for the 8x8 digits).
+    :param hidden_dim: the noise network's width.
+    :param time_dim: the timestep embedding's width.
+    :param depth: the residual blocks.
+    :param timesteps: the diffusion steps T.
+    :param beta_start: the noise schedule's first variance.
+    :param beta_end: its last variance.
+    """
     return DDPM(input_dim, hidden_dim, time_dim, depth, timesteps, beta_start, beta_end)

@@ -15,7 +15,16 @@ from ..nn import functional as F
 
 @dataclass
 class GPTConfig:
-    """nanoGPT's configuration (its defaults are GPT-2 small's)."""
+    """nanoGPT's configuration (its defaults are GPT-2 small's).
+
+    :param block_size: the longest context.
+    :param vocab_size: the number of tokens.
+    :param n_layer: the transformer blocks.
+    :param n_head: the attention heads.
+    :param n_embd: the embedding width.
+    :param dropout: the dropout rate.
+    :param bias: biases in the Linear layers and LayerNorms.
+    """
     block_size: int = 1024   # the longest context
     vocab_size: int = 50304  # GPT-2's 50257 rounded up to a multiple of 64
     n_layer: int = 12
@@ -86,6 +95,8 @@ class GPT(nn.Module):
     generation, the logits of the last position only (B, 1, vocab_size) and ``None``.
     Initialisation is nanoGPT's: N(0, 0.02) weights, zero biases, and N(0, 0.02/sqrt(2 n_layer)) for the
     residual projections (``c_proj``).
+
+    :param config: a ``GPTConfig``.
     """
 
     def __init__(self, config: GPTConfig):

@@ -13,6 +13,10 @@ class LeNet5(nn.Module):
     flatten -> ``fc1`` (120, 16*s*s) -> ReLU -> ``fc2`` (84, 120) -> ReLU -> ``fc3`` (num_classes, 84).
     At input_size 32 this is the classic network (s = 5); at 28 (MNIST) conv1 pads by 2 so s is 5 again; at 8 (the
     bundled digits) both convolutions pad by 2 and s = 2. Every size from 4 pixels up works.
+
+    :param num_classes: the logits' size.
+    :param in_channels: the input's channels.
+    :param input_size: the input's height and width (28 for MNIST, 8 for the bundled digits).
     """
 
     def __init__(self, num_classes: int = 10, in_channels: int = 1, input_size: int = 28):
@@ -42,5 +46,10 @@ class LeNet5(nn.Module):
 
 
 def lenet5(num_classes: int = 10, in_channels: int = 1, input_size: int = 28) -> LeNet5:
-    """A ``LeNet5`` for square inputs of ``input_size`` pixels (8 for the bundled digits, 28 for MNIST)."""
+    """A ``LeNet5`` for square inputs of ``input_size`` pixels (8 for the bundled digits, 28 for MNIST).
+
+    :param num_classes: the logits' size.
+    :param in_channels: the input's channels.
+    :param input_size: the input's height and width (28 for MNIST, 8 for the bundled digits).
+    """
     return LeNet5(num_classes, in_channels, input_size)

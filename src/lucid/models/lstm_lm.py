@@ -20,6 +20,14 @@ class RNNModel(nn.Module):
     ``rnn.weight_hh_l{k}`` (G*nhid, nhid), ``rnn.bias_ih_l{k}``, ``rnn.bias_hh_l{k}`` (G = 4 for LSTM, 3 for GRU,
     1 for RNN), ``decoder.weight`` (ntoken, nhid), ``decoder.bias``; with ``tie_weights`` the decoder's weight is
     the encoder's (one Parameter, both keys in the state_dict), which needs ``nhid == ninp``.
+
+    :param rnn_type: 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'.
+    :param ntoken: the vocabulary size.
+    :param ninp: the embedding width.
+    :param nhid: the recurrent layers' hidden width.
+    :param nlayers: the recurrent layers.
+    :param dropout: the dropout rate.
+    :param tie_weights: share the embedding and decoder weights (needs ``nhid == ninp``).
     """
 
     def __init__(self, rnn_type: str, ntoken: int, ninp: int, nhid: int, nlayers: int, dropout: float = 0.5,
@@ -68,5 +76,14 @@ def repackage_hidden(h):
 
 def lstm_lm(ntoken: int, ninp: int = 128, nhid: int = 128, nlayers: int = 2, dropout: float = 0.2,
             tie_weights: bool = False, rnn_type: str = "LSTM") -> RNNModel:
-    """An ``RNNModel`` (LSTM by default) over a vocabulary of ``ntoken`` tokens."""
+    """An ``RNNModel`` (LSTM by default) over a vocabulary of ``ntoken`` tokens.
+
+    :param ntoken: the vocabulary size.
+    :param ninp: the embedding width.
+    :param nhid: the recurrent layers' hidden width.
+    :param nlayers: the recurrent layers.
+    :param dropout: the dropout rate.
+    :param tie_weights: share the embedding and decoder weights (needs ``nhid == ninp``).
+    :param rnn_type: 'LSTM', 'GRU', 'RNN_TANH' or 'RNN_RELU'.
+    """
     return RNNModel(rnn_type, ntoken, ninp, nhid, nlayers, dropout, tie_weights)

@@ -94,7 +94,12 @@ class RealNVP(nn.Module):
 
     ``log_prob(x)`` (N, dim) -> (N,) is the exact log density; ``sample(n)`` draws (n, dim) without gradients;
     ``flow()`` is the ``TransformedDistribution`` both come from (``rsample`` for samples with gradients).
-    ``forward(x)`` is ``log_prob(x)``."""
+    ``forward(x)`` is ``log_prob(x)``.
+
+    :param dim: the data's dimension.
+    :param hidden_dim: the coupling networks' hidden width.
+    :param num_couplings: the coupling layers (alternating masks).
+    """
 
     def __init__(self, dim: int = 2, hidden_dim: int = 64, num_couplings: int = 8):
         super().__init__()
@@ -122,5 +127,10 @@ class RealNVP(nn.Module):
 
 
 def realnvp(dim: int = 2, hidden_dim: int = 64, num_couplings: int = 8) -> RealNVP:
-    """A ``RealNVP`` flow (2-D by default, for two-moons)."""
+    """A ``RealNVP`` flow (2-D by default, for two-moons).
+
+    :param dim: the data's dimension.
+    :param hidden_dim: the coupling networks' hidden width.
+    :param num_couplings: the coupling layers (alternating masks).
+    """
     return RealNVP(dim, hidden_dim, num_couplings)

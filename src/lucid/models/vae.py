@@ -18,6 +18,10 @@ class VAE(nn.Module):
     probabilities (N, input_dim) of a latent sampled with the reparameterisation trick, and the posterior mean and
     log-variance (N, latent_dim). As in pytorch/examples the latent is sampled in eval mode too; use
     ``decode(mu)`` for the deterministic reconstruction and ``decode(lucid.randn(n, latent_dim))`` for samples.
+
+    :param input_dim: the flattened input's size.
+    :param hidden_dim: the hidden layer's width.
+    :param latent_dim: the latent code's size.
     """
 
     def __init__(self, input_dim: int = 784, hidden_dim: int = 400, latent_dim: int = 20):
@@ -51,12 +55,24 @@ class VAE(nn.Module):
 def vae_loss(recon_x, x, mu, logvar):
     """The negative ELBO summed over the batch (pytorch/examples' ``loss_function``): the binary cross-entropy of
     the reconstruction plus KL(q(z|x) || N(0, I)) = -1/2 sum(1 + logvar - mu^2 - exp(logvar)) (Kingma & Welling,
-    appendix B). Divide by the batch size for a per-example value."""
+    appendix B). Divide by the batch size for a per-example value.
+
+    :param recon_x: the decoded probabilities.
+    :param x: the inputs, in [0, 1].
+    :param mu: the posterior means.
+    :param logvar: the posterior log-variances.
+    :returns: the loss, a 0-d tensor.
+    """
     bce = F.binary_cross_entropy(recon_x, x.reshape(recon_x.shape), reduction="sum")
     kld = -0.5 * lucid.sum(1 + logvar - mu.pow(2) - logvar.exp())
     return bce + kld
 
 
 def vae(input_dim: int = 784, hidden_dim: int = 400, latent_dim: int = 20) -> VAE:
-    """A ``VAE``; the defaults are pytorch/examples' (784 -> 400 -> 20)."""
+    """A ``VAE``; the defaults are pytorch/examples' (784 -> 400 -> 20).
+
+    :param input_dim: the flattened input's size.
+    :param hidden_dim: the hidden layer's width.
+    :param latent_dim: the latent code's size.
+    """
     return VAE(input_dim, hidden_dim, latent_dim)

@@ -72,6 +72,17 @@ class VisionTransformer(nn.Module):
     ``encoder.pos_embedding``, ``encoder.layers.encoder_layer_0.ln_1.weight``, ...``.self_attention.in_proj_weight``,
     ...``.mlp.0.weight``, ...``.mlp.3.weight``, ``encoder.ln.*``, ``heads.head.*``, zero-initialised head); unlike
     torchvision, ``channels`` may differ from 3 and there is no pre-logits layer.
+
+    :param image_size: the input's height and width.
+    :param patch_size: the side of each square patch (dividing image_size).
+    :param num_classes: the logits' size.
+    :param dim: the tokens' width.
+    :param depth: the encoder blocks.
+    :param heads: the attention heads.
+    :param mlp_dim: the MLP's hidden width in each block.
+    :param channels: the input's channels.
+    :param dropout: the dropout rate.
+    :param attention_dropout: dropout on the attention weights.
     """
 
     def __init__(self, image_size: int = 32, patch_size: int = 4, num_classes: int = 6, dim: int = 64,
@@ -110,5 +121,16 @@ class VisionTransformer(nn.Module):
 def vit(image_size: int = 32, patch_size: int = 4, num_classes: int = 6, dim: int = 64, depth: int = 4,
         heads: int = 4, mlp_dim: int = 128, channels: int = 3, dropout: float = 0.0) -> VisionTransformer:
     """A ``VisionTransformer``; the defaults (64 patches of 4x4, 4 blocks of width 64, 0.14 M parameters) suit
-    ``make_shapes`` images."""
+    ``make_shapes`` images.
+
+    :param image_size: the input's height and width.
+    :param patch_size: the side of each square patch (dividing image_size).
+    :param num_classes: the logits' size.
+    :param dim: the tokens' width.
+    :param depth: the encoder blocks.
+    :param heads: the attention heads.
+    :param mlp_dim: the MLP's hidden width in each block.
+    :param channels: the input's channels.
+    :param dropout: the dropout rate.
+    """
     return VisionTransformer(image_size, patch_size, num_classes, dim, depth, heads, mlp_dim, channels, dropout)

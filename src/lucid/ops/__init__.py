@@ -1,4 +1,5 @@
 """lucid's ops, one module per family. Each op is declared once with ``defop`` (see ``_core.py``)."""
 from . import (  # noqa: F401  (importing attaches the Tensor methods)
-    _core, activation, aten_forms, composites, conv, decomp, elementwise, embedding_bag, fft, index, linalg, loss,
-    nn_basic, norm, pool, reduce, sampling, scan, sets, shape, shape_inplace, stats, tensor_api)
+    _core, activation, aten_forms, composites, conv, decomp, elementwise, embedding_bag, fft, histogram, index, linalg,
+    loss, nn_basic, norm, numeric, pool, quantile, reduce, sampling, scan, scatter_reduce, sets, shape, shape_inplace,
+    signal, stats, strided, tensor_api, torch_forms)

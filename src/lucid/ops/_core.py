@@ -585,12 +585,16 @@ def _mlx_error(name: str, e: ValueError, args: tuple):
 _headroom = [mmap.mmap(-1, 64 << 20)]
 
 
+class OutOfMemoryError(RuntimeError):
+    """An allocation failed (PyTorch's ``torch.OutOfMemoryError``, a RuntimeError)."""
+
+
 def _out_of_memory(name: str, e: MemoryError):
-    """MLX could not allocate in op ``name``: PyTorch's RuntimeError, with the headroom above given back."""
+    """MLX could not allocate in op ``name``: PyTorch's OutOfMemoryError, with the headroom above given back."""
     for m in _headroom:
         m.close()
     _headroom.clear()
-    raise RuntimeError(f"{name}: out of memory (MLX: {e}). Free tensors or graphs that are no longer needed, or "
+    raise OutOfMemoryError(f"{name}: out of memory (MLX: {e}). Free tensors or graphs that are no longer needed, or "
                        "evaluate the ones that are (a lazy graph keeps every op it is made of).") from None
 
 

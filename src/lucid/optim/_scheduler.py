@@ -36,10 +36,9 @@ def _check_optimizer(optimizer) -> None:
 class LRScheduler:
     """Base class of the schedulers: subclasses implement ``get_lr`` (and may override ``step``).
 
-    Args:
-        optimizer: the optimizer whose learning rates this scheduler sets.
-        last_epoch: index of the last epoch; -1 (default) starts the schedule (and records each group's
-            ``initial_lr``); other values resume it and need ``initial_lr`` in every group.
+    :param optimizer: the optimizer whose learning rates this scheduler sets.
+    :param last_epoch: index of the last epoch; -1 (default) starts the schedule (and records each group's
+        ``initial_lr``); other values resume it and need ``initial_lr`` in every group.
     """
 
     _get_lr_called_within_step = False

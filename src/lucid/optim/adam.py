@@ -94,6 +94,29 @@ class Adam(Optimizer):
     State per parameter: ``step`` (0-d float32), ``exp_avg``, ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
     ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted for compatibility and change nothing
     (updates are fused MLX kernels, never recorded on the autograd tape).
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the decay rates of the running averages of the gradient and of its square.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param amsgrad: use the maximum of the past squared-gradient averages (AMSGrad).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param fused: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param decoupled_weight_decay: decay the weights directly (``p *= 1 - lr * weight_decay``) instead of adding
+        the penalty to the gradient.
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> opt = lucid.optim.Adam([w], lr=1e-3)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w.shape
+    lucid.Size([2])
     """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
@@ -132,7 +155,29 @@ class Adam(Optimizer):
 
 class AdamW(Adam):
     r"""Adam with decoupled weight decay (``torch.optim.AdamW``): ``p *= 1 - lr * weight_decay`` before the Adam
-    step, so the decay never enters the moments. Default ``weight_decay=1e-2``."""
+    step, so the decay never enters the moments. Default ``weight_decay=1e-2``.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the decay rates of the running averages of the gradient and of its square.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: the decoupled decay rate (``p *= 1 - lr * weight_decay`` each step).
+    :param amsgrad: use the maximum of the past squared-gradient averages (AMSGrad).
+    :param maximize: maximize the objective (step along the gradient).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param fused: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> opt = lucid.optim.AdamW([w], lr=1e-3, weight_decay=0.01)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w.shape
+    lucid.Size([2])
+    """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 1e-2,
                  amsgrad: bool = False, *, maximize: bool = False, foreach=None, capturable: bool = False,
@@ -148,7 +193,19 @@ class AdamW(Adam):
 
 
 class Adamax(Optimizer):
-    r"""Adamax, Adam with the infinity norm (``torch.optim.Adamax``). State: ``step``, ``exp_avg``, ``exp_inf``."""
+    r"""Adamax, Adam with the infinity norm (``torch.optim.Adamax``). State: ``step``, ``exp_avg``, ``exp_inf``.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the decay rates of the running averages of the gradient and of its square.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    """
 
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
                  foreach=None, *, maximize: bool = False, differentiable: bool = False, capturable: bool = False):
@@ -180,7 +237,22 @@ class Adamax(Optimizer):
 class NAdam(Optimizer):
     r"""Adam with Nesterov momentum (``torch.optim.NAdam``), with the momentum schedule
     ``mu_t = beta1 * (1 - 0.5 * 0.96 ** (t * momentum_decay))``; ``decoupled_weight_decay=True`` gives NAdamW.
-    State: ``step``, ``mu_product`` (both 0-d float32), ``exp_avg``, ``exp_avg_sq``."""
+    State: ``step``, ``mu_product`` (both 0-d float32), ``exp_avg``, ``exp_avg_sq``.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the decay rates of the running averages of the gradient and of its square.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param momentum_decay: the momentum schedule's decay.
+    :param decoupled_weight_decay: decay the weights directly (``p *= 1 - lr * weight_decay``) instead of adding
+        the penalty to the gradient.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    """
 
     def __init__(self, params, lr: float = 2e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
                  momentum_decay: float = 4e-3, decoupled_weight_decay: bool = False, *, foreach=None,
@@ -222,7 +294,21 @@ class NAdam(Optimizer):
 class RAdam(Optimizer):
     r"""Rectified Adam (``torch.optim.RAdam``): an SGD-with-momentum step while the variance estimate is
     intractable (rho_t <= 5), the rectified Adam step after. ``decoupled_weight_decay=True`` gives RAdamW.
-    State: ``step``, ``exp_avg``, ``exp_avg_sq``."""
+    State: ``step``, ``exp_avg``, ``exp_avg_sq``.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the decay rates of the running averages of the gradient and of its square.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param decoupled_weight_decay: decay the weights directly (``p *= 1 - lr * weight_decay``) instead of adding
+        the penalty to the gradient.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    """
 
     def __init__(self, params, lr: float = 1e-3, betas=(0.9, 0.999), eps: float = 1e-8, weight_decay: float = 0,
                  decoupled_weight_decay: bool = False, *, foreach=None, maximize: bool = False,

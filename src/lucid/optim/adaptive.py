@@ -63,7 +63,21 @@ def adadelta_update(x, g, sq, acc, rho, one_minus_rho, eps, neg_lr, weight_decay
 class RMSprop(Optimizer):
     r"""RMSprop (``torch.optim.RMSprop``), optionally centered and with momentum.
 
-    State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered)."""
+    State: ``step``, ``square_avg``, ``momentum_buffer`` (momentum > 0), ``grad_avg`` (centered).
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param alpha: the smoothing constant of the squared-gradient average.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param momentum: the momentum factor.
+    :param centered: normalize by the estimated variance (subtract the squared mean gradient).
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    """
 
     def __init__(self, params, lr: float = 1e-2, alpha: float = 0.99, eps: float = 1e-8, weight_decay: float = 0,
                  momentum: float = 0, centered: bool = False, capturable: bool = False, foreach=None,
@@ -106,7 +120,20 @@ class RMSprop(Optimizer):
 
 class Adagrad(Optimizer):
     r"""Adagrad (``torch.optim.Adagrad``). As in PyTorch the state (``step``, ``sum`` filled with
-    ``initial_accumulator_value``) exists from construction on."""
+    ``initial_accumulator_value``) exists from construction on.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param lr_decay: the learning rate decays as ``lr / (1 + (step - 1) * lr_decay)``.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param initial_accumulator_value: the squared-gradient sum's starting value.
+    :param eps: added to the denominator for numerical stability.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param fused: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    """
 
     def __init__(self, params, lr: float = 1e-2, lr_decay: float = 0, weight_decay: float = 0,
                  initial_accumulator_value: float = 0, eps: float = 1e-10, foreach=None, *, maximize: bool = False,
@@ -141,7 +168,19 @@ class Adagrad(Optimizer):
 
 
 class Adadelta(Optimizer):
-    r"""Adadelta (``torch.optim.Adadelta``). State: ``step``, ``square_avg``, ``acc_delta``."""
+    r"""Adadelta (``torch.optim.Adadelta``). State: ``step``, ``square_avg``, ``acc_delta``.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: scales the delta before it is applied (default 1).
+    :param rho: the decay rate of the running averages.
+    :param eps: added to the denominator for numerical stability.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    """
 
     def __init__(self, params, lr: float = 1.0, rho: float = 0.9, eps: float = 1e-6, weight_decay: float = 0,
                  foreach=None, *, capturable: bool = False, maximize: bool = False, differentiable: bool = False):

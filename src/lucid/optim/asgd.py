@@ -31,6 +31,18 @@ class ASGD(Optimizer):
 
     State per parameter: ``step``, ``eta`` (``lr`` at first), ``mu`` (1 at first), all 0-d float32, and ``ax``.
     ``foreach``, ``capturable`` and ``differentiable`` are accepted and change nothing.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param lambd: the decay term.
+    :param alpha: the power of the eta update.
+    :param t0: the step at which averaging starts.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
     """
 
     _scalar_state = Optimizer._scalar_state | {"eta", "mu"}

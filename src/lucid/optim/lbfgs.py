@@ -127,14 +127,14 @@ class LBFGS(Optimizer):
     """L-BFGS (``torch.optim.LBFGS``). ``step(closure)`` needs a closure that clears the gradients, computes the
     loss, calls ``backward()`` and returns the loss; it may be called up to ``max_eval`` times per step.
 
-    Args:
-        lr: step length multiplier (default 1).
-        max_iter: iterations per ``step`` (default 20).
-        max_eval: closure evaluations per ``step`` (default ``max_iter * 5 // 4``).
-        tolerance_grad: stop when the largest gradient entry is at most this (default 1e-7).
-        tolerance_change: stop when the step or the change of the loss is below this (default 1e-9).
-        history_size: curvature pairs kept (default 100).
-        line_search_fn: None (fixed step ``lr``) or ``"strong_wolfe"``.
+    :param params: the parameters (one group).
+    :param lr: step length multiplier (default 1).
+    :param max_iter: iterations per ``step`` (default 20).
+    :param max_eval: closure evaluations per ``step`` (default ``max_iter * 5 // 4``).
+    :param tolerance_grad: stop when the largest gradient entry is at most this (default 1e-7).
+    :param tolerance_change: stop when the step or the change of the loss is below this (default 1e-9).
+    :param history_size: curvature pairs kept (default 100).
+    :param line_search_fn: None (fixed step ``lr``) or ``"strong_wolfe"``.
 
     One parameter group only (as in PyTorch). The state (``d``, ``t``, ``old_dirs``, ``old_stps``, ``ro``,
     ``H_diag``, ``prev_flat_grad``, ``prev_loss``, ``al``, ``func_evals``, ``n_iter``) is kept under the first

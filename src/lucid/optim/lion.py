@@ -24,7 +24,17 @@ def lion_update(x, g, m, beta1, one_minus_beta1, beta2, one_minus_beta2, neg_lr,
 class Lion(Optimizer):
     r"""Lion: ``p *= 1 - lr * weight_decay``; ``p -= lr * sign(beta1 * m + (1 - beta1) * g)``;
     ``m = beta2 * m + (1 - beta2) * g``. State: ``exp_avg``. Its sign update has unit size per coordinate, so the
-    usual learning rate is 3-10x smaller than AdamW's and the weight decay 3-10x larger."""
+    usual learning rate is 3-10x smaller than AdamW's and the weight decay 3-10x larger.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param betas: the interpolation factor of the update (beta1) and the momentum's decay (beta2).
+    :param weight_decay: the decoupled decay rate.
+    :param maximize: maximize the objective (step along the gradient).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    """
 
     def __init__(self, params, lr: float = 1e-4, betas=(0.9, 0.99), weight_decay: float = 0.0, *,
                  maximize: bool = False, foreach=None, differentiable: bool = False):

@@ -12,7 +12,6 @@ import types
 import warnings
 from bisect import bisect_right
 from collections import Counter
-from functools import partial
 
 from ._scheduler import (EPOCH_DEPRECATION_WARNING, LRScheduler, _check_optimizer, _format_param,  # noqa: F401
                          _group_values, _LRScheduler)  # (_LRScheduler: the old public name)
@@ -21,28 +20,6 @@ from .optimizer import Optimizer
 __all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
            "ExponentialLR", "SequentialLR", "PolynomialLR", "CosineAnnealingLR", "ChainedScheduler",
            "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR"]
-
-def _set_momentum(group: dict, momentum: float, use_beta1: bool) -> None:
-    """Cycle the momentum of SGD-like optimizers, or beta1 of Adam-like ones."""
-    if use_beta1:
-        group["betas"] = (momentum, *group["betas"][1:])
-    else:
-        group["momentum"] = momentum
-
-
-def _init_momentum_cycle(sched, optimizer: Optimizer, base_momentum, max_momentum, last_epoch: int) -> None:
-    """Shared by CyclicLR and OneCycleLR: momentum runs inversely to the learning rate."""
-    if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
-        raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
-    sched.use_beta1 = "betas" in optimizer.defaults
-    sched.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-    sched.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-    if last_epoch == -1:
-        for m_momentum, b_momentum, group in zip(sched.max_momentums, sched.base_momentums, optimizer.param_groups):
-            _set_momentum(group, m_momentum, sched.use_beta1)
-            group["max_momentum"] = m_momentum
-            group["base_momentum"] = b_momentum
-
 
 class _LambdaScheduler(LRScheduler):
     """Shared by LambdaLR and MultiplicativeLR: one function of the epoch per group. Only callable objects (not
@@ -74,7 +51,21 @@ class _LambdaScheduler(LRScheduler):
 
 
 class LambdaLR(_LambdaScheduler):
-    """lr = initial_lr * lr_lambda(epoch), one lambda per group or one for all."""
+    """lr = initial_lr * lr_lambda(epoch), one lambda per group or one for all.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param lr_lambda: a function of the epoch, or a list of them (one per param group).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.LambdaLR(opt, lambda e: 0.5 ** e)
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.25, 0.125]
+    """
 
     def get_lr(self):
         self._warn_outside_step()
@@ -82,7 +73,12 @@ class LambdaLR(_LambdaScheduler):
 
 
 class MultiplicativeLR(_LambdaScheduler):
-    """lr = lr * lr_lambda(epoch) at each step after the first."""
+    """lr = lr * lr_lambda(epoch) at each step after the first.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param lr_lambda: a function of the epoch giving the factor, or a list of them (one per param group).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, lr_lambda, last_epoch: int = -1):
         lambdas = lr_lambda if isinstance(lr_lambda, (list, tuple)) else [lr_lambda]
@@ -100,7 +96,22 @@ class MultiplicativeLR(_LambdaScheduler):
 
 
 class StepLR(LRScheduler):
-    """Multiply the rates by ``gamma`` every ``step_size`` epochs: lr = initial_lr * gamma ** (epoch // step_size)."""
+    """Multiply the rates by ``gamma`` every ``step_size`` epochs: lr = initial_lr * gamma ** (epoch // step_size).
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param step_size: epochs between decays.
+    :param gamma: the decay factor.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.1)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [1.0, 0.1, 0.1, 0.01]
+    """
 
     def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1, last_epoch: int = -1):
         self.step_size = step_size
@@ -118,7 +129,22 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """Multiply the rates by ``gamma`` at each milestone (by gamma ** k for a milestone listed k times)."""
+    """Multiply the rates by ``gamma`` at each milestone (by gamma ** k for a milestone listed k times).
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param milestones: the epochs at which to decay (increasing).
+    :param gamma: the decay factor.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.MultiStepLR(opt, milestones=[1, 3], gamma=0.5)
+    >>> lrs = []
+    >>> for _ in range(4):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.5, 0.25, 0.25]
+    """
 
     def __init__(self, optimizer: Optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1):
         self.milestones = Counter(milestones)
@@ -137,7 +163,13 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """lr = initial_lr * factor until epoch ``total_iters``, then initial_lr."""
+    """lr = initial_lr * factor until epoch ``total_iters``, then initial_lr.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param factor: the factor before ``total_iters``, in (0, 1].
+    :param total_iters: the epoch at which the factor ends.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, factor: float = 1.0 / 3, total_iters: int = 5, last_epoch: int = -1):
         if factor > 1.0 or factor < 0:
@@ -161,7 +193,23 @@ class ConstantLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     """The factor on initial_lr moves linearly from ``start_factor`` to ``end_factor`` over ``total_iters``
-    epochs, then stays."""
+    epochs, then stays.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param start_factor: the factor at epoch 0, in (0, 1].
+    :param end_factor: the factor from ``total_iters`` on, in [0, 1].
+    :param total_iters: the epochs of the ramp.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.LinearLR(opt, start_factor=0.25, total_iters=3)
+    >>> lrs = []
+    >>> for _ in range(3):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.75, 1.0]
+    """
 
     def __init__(self, optimizer: Optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1):
@@ -191,7 +239,12 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """lr = initial_lr * gamma ** epoch."""
+    """lr = initial_lr * gamma ** epoch.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param gamma: the decay factor per epoch.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1):
         self.gamma = gamma
@@ -208,7 +261,13 @@ class ExponentialLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param total_iters: the epochs over which the rate decays to 0.
+    :param power: the polynomial's power.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, total_iters: int = 5, power: float = 1.0, last_epoch: int = -1):
         self.total_iters = total_iters
@@ -233,7 +292,22 @@ class CosineAnnealingLR(LRScheduler):
     computed recursively as PyTorch does:
     ``lr_{t+1} = eta_min + (lr_t - eta_min) * (1 + cos(pi (t+1) / T_max)) / (1 + cos(pi t / T_max))``, which
     follows the closed form ``eta_min + (initial_lr - eta_min) (1 + cos(pi t / T_max)) / 2`` when nothing else
-    changes the rate."""
+    changes the rate.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param T_max: the half period, in epochs.
+    :param eta_min: the lowest rate.
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+
+    >>> import lucid
+    >>> opt = lucid.optim.SGD([lucid.nn.Parameter(lucid.zeros(1))], lr=1.0)
+    >>> sched = lucid.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=2)
+    >>> lrs = []
+    >>> for _ in range(2):
+    ...     opt.step(); sched.step(); lrs.append(round(sched.get_last_lr()[0], 4))
+    >>> lrs
+    [0.5, 0.0]
+    """
 
     def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1):
         self.T_max = T_max
@@ -291,7 +365,13 @@ class _Composite(LRScheduler):
 
 class SequentialLR(_Composite):
     """Run ``schedulers[i]`` between ``milestones[i-1]`` and ``milestones[i]``; each one starts from its own epoch
-    0 when its turn comes."""
+    0 when its turn comes.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param schedulers: the schedulers, in order (all of ``optimizer``).
+    :param milestones: the epochs at which the next scheduler takes over (one fewer than the schedulers).
+    :param last_epoch: the index of the last epoch when resuming (-1: start fresh, setting ``initial_lr``).
+    """
 
     def __init__(self, optimizer: Optimizer, schedulers: list, milestones: list, last_epoch: int = -1):
         if len(schedulers) < 1:
@@ -333,7 +413,11 @@ class SequentialLR(_Composite):
 
 
 class ChainedScheduler(_Composite):
-    """Step every scheduler of the chain at each ``step()``; their effects compose."""
+    """Step every scheduler of the chain at each ``step()``; their effects compose.
+
+    :param schedulers: the schedulers to step together.
+    :param optimizer: their optimizer (default: the first scheduler's).
+    """
 
     def __init__(self, schedulers, optimizer: Optimizer | None = None):
         if len(schedulers) < 1:
@@ -357,7 +441,18 @@ class ReduceLROnPlateau(LRScheduler):
     ``step(metric)`` takes a Python number or a 0-d Tensor (its value is read: this is where the training loop looks
     at the metric). Improvement means ``< best * (1 - threshold)`` (mode "min", threshold_mode "rel"), ``< best -
     threshold`` ("abs"), and the mirror images for mode "max". After a reduction, ``cooldown`` epochs pass before bad
-    epochs count again; rates never go below ``min_lr`` and changes smaller than ``eps`` are skipped."""
+    epochs count again; rates never go below ``min_lr`` and changes smaller than ``eps`` are skipped.
+
+    :param optimizer: the optimizer whose param groups' ``lr`` this sets.
+    :param mode: 'min' (the metric should fall) or 'max' (rise).
+    :param factor: the factor applied to the rates (< 1).
+    :param patience: epochs without improvement tolerated before reducing.
+    :param threshold: what counts as an improvement (relative or absolute, by ``threshold_mode``).
+    :param threshold_mode: 'rel' or 'abs'.
+    :param cooldown: epochs to wait after a reduction before counting again.
+    :param min_lr: a lower bound on the rates (a number, or one per param group).
+    :param eps: a reduction smaller than this is skipped.
+    """
 
     def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1, patience: int = 10,
                  threshold: float = 1e-4, threshold_mode: str = "rel", cooldown: int = 0, min_lr=0,
@@ -452,244 +547,4 @@ class ReduceLROnPlateau(LRScheduler):
         self._init_is_better(mode=self.mode, threshold=self.threshold, threshold_mode=self.threshold_mode)
 
 
-class CyclicLR(LRScheduler):
-    """Cyclical learning rates (Smith 2017): the rate goes from ``base_lr`` up to ``max_lr`` in ``step_size_up``
-    steps and back down in ``step_size_down``; "triangular2" halves the amplitude each cycle, "exp_range" scales it
-    by ``gamma ** iteration``; a custom ``scale_fn`` overrides ``mode``. With ``cycle_momentum`` the momentum (or
-    beta1) runs inversely between ``max_momentum`` and ``base_momentum``. Step it after every batch."""
-
-    def __init__(self, optimizer: Optimizer, base_lr, max_lr, step_size_up: int = 2000, step_size_down=None,
-                 mode: str = "triangular", gamma: float = 1.0, scale_fn=None, scale_mode: str = "cycle",
-                 cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        base_lrs = _format_param("base_lr", optimizer, base_lr)
-        if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
-                group["lr"] = lr
-        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
-        step_size_up = float(step_size_up)
-        step_size_down = float(step_size_down) if step_size_down is not None else step_size_up
-        self.total_size = step_size_up + step_size_down
-        self.step_ratio = step_size_up / self.total_size
-        if mode not in ["triangular", "triangular2", "exp_range"] and scale_fn is None:
-            raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
-        self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
-        self._init_scale_fn()
-        self.cycle_momentum = cycle_momentum
-        if cycle_momentum:
-            _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
-        super().__init__(optimizer, last_epoch)
-        self.base_lrs = base_lrs
-
-    def _init_scale_fn(self) -> None:
-        if self._scale_fn_custom is not None:
-            return
-        if self.mode == "triangular":
-            self._scale_fn_ref = self._triangular_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref = self._triangular2_scale_fn
-            self.scale_mode = "cycle"
-        elif self.mode == "exp_range":
-            self._scale_fn_ref = partial(self._exp_range_scale_fn, self.gamma)
-            self.scale_mode = "iterations"
-
-    def scale_fn(self, x) -> float:
-        if self._scale_fn_custom is not None:
-            return self._scale_fn_custom(x)
-        return self._scale_fn_ref(x)
-
-    @staticmethod
-    def _triangular_scale_fn(x: float) -> float:
-        return 1.0
-
-    @staticmethod
-    def _triangular2_scale_fn(x: float) -> float:
-        return 1 / (2.0 ** (x - 1))
-
-    @staticmethod
-    def _exp_range_scale_fn(gamma: float, x: float) -> float:
-        return gamma ** x
-
-    def get_lr(self):
-        self._warn_outside_step()
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        if x <= self.step_ratio:
-            scale_factor = x / self.step_ratio
-        else:
-            scale_factor = (x - 1) / (self.step_ratio - 1)
-        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [base_lr + (max_lr - base_lr) * scale_factor * scale
-               for base_lr, max_lr in zip(self.base_lrs, self.max_lrs)]
-        if self.cycle_momentum:
-            for group, base_m, max_m in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
-                _set_momentum(group, max_m - (max_m - base_m) * scale_factor * scale, self.use_beta1)
-        return lrs
-
-    def state_dict(self) -> dict:
-        state = super().state_dict()
-        state.pop("_scale_fn_ref", None)  # a bound method / partial: rebuilt on load
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None
-        if fn is not None and not isinstance(fn, types.FunctionType):
-            state["_scale_fn_custom"] = fn.__dict__.copy()
-        return state
-
-    def load_state_dict(self, state_dict: dict) -> None:
-        state_dict = dict(state_dict)
-        fn = state_dict.pop("_scale_fn_custom")
-        super().load_state_dict(state_dict)
-        if fn is not None:
-            self._scale_fn_custom.__dict__.update(fn)
-        self._init_scale_fn()
-
-
-class CosineAnnealingWarmRestarts(LRScheduler):
-    """SGDR (Loshchilov & Hutter): cosine annealing from initial_lr to ``eta_min`` over ``T_i`` epochs, then a
-    restart with ``T_i *= T_mult``. ``step(epoch)`` accepts fractional epochs (call it per batch with
-    ``epoch + i / iters``)."""
-
-    def __init__(self, optimizer: Optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0, last_epoch: int = -1):
-        if T_0 <= 0 or not isinstance(T_0, int):
-            raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
-            raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
-        if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
-        self.T_0 = T_0
-        self.T_i = T_0
-        self.T_mult = T_mult
-        self.eta_min = eta_min
-        self.T_cur = last_epoch
-        super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        self._warn_outside_step()
-        return [self.eta_min + (base_lr - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base_lr in self.base_lrs]
-
-    def step(self, epoch=None) -> None:
-        if epoch is None and self.last_epoch < 0:
-            epoch = 0
-        if epoch is None:
-            epoch = self.last_epoch + 1
-            self.T_cur = self.T_cur + 1
-            if self.T_cur >= self.T_i:
-                self.T_cur = self.T_cur % self.T_i
-                self.T_i = self.T_i * self.T_mult
-        else:
-            if epoch < 0:
-                raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-            if epoch >= self.T_0:
-                if self.T_mult == 1:
-                    self.T_cur = epoch % self.T_0
-                else:
-                    n = int(math.log((epoch / self.T_0 * (self.T_mult - 1) + 1), self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
-            else:
-                self.T_i = self.T_0
-                self.T_cur = epoch
-        self.last_epoch = math.floor(epoch)
-        self._set_lrs(self.get_lr)
-
-
-class OneCycleLR(LRScheduler):
-    """The 1cycle policy (Smith & Topin): warm up from ``max_lr / div_factor`` to ``max_lr`` over ``pct_start`` of
-    ``total_steps``, then anneal (cosine or linear) to ``initial_lr / final_div_factor``; ``three_phase`` comes back
-    down to the initial rate symmetrically before the final annealing. Momentum (or beta1) cycles inversely. Step it
-    after every batch; stepping past ``total_steps`` is an error."""
-
-    def __init__(self, optimizer: Optimizer, max_lr, total_steps: int | None = None, epochs: int | None = None,
-                 steps_per_epoch: int | None = None, pct_start: float = 0.3, anneal_strategy: str = "cos",
-                 cycle_momentum: bool = True, base_momentum=0.85, max_momentum=0.95, div_factor: float = 25.0,
-                 final_div_factor: float = 1e4, three_phase: bool = False, last_epoch: int = -1):
-        _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        if total_steps is not None:
-            if total_steps <= 0 or not isinstance(total_steps, int):
-                raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
-            if not isinstance(epochs, int) or epochs <= 0:
-                raise ValueError(f"Expected positive integer epochs, but got {epochs}")
-            if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
-            self.total_steps = epochs * steps_per_epoch
-        else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-
-        warmup = dict(end_step=float(pct_start * self.total_steps) - 1, start_lr="initial_lr", end_lr="max_lr",
-                      start_momentum="max_momentum", end_momentum="base_momentum")
-        if three_phase:
-            self._schedule_phases = [
-                warmup,
-                dict(end_step=float(2 * pct_start * self.total_steps) - 2, start_lr="max_lr", end_lr="initial_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
-                dict(end_step=self.total_steps - 1, start_lr="initial_lr", end_lr="min_lr",
-                     start_momentum="max_momentum", end_momentum="max_momentum"),
-            ]
-        else:
-            self._schedule_phases = [
-                warmup,
-                dict(end_step=self.total_steps - 1, start_lr="max_lr", end_lr="min_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
-            ]
-        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
-            raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
-        if anneal_strategy not in ["cos", "linear"]:
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
-
-        max_lrs = _format_param("max_lr", optimizer, max_lr)
-        if last_epoch == -1:
-            for max_lr_i, group in zip(max_lrs, optimizer.param_groups):
-                group["initial_lr"] = max_lr_i / div_factor
-                group["max_lr"] = max_lr_i
-                group["min_lr"] = group["initial_lr"] / final_div_factor
-        self.cycle_momentum = cycle_momentum
-        if cycle_momentum:
-            _init_momentum_cycle(self, optimizer, base_momentum, max_momentum, last_epoch)
-        super().__init__(optimizer, last_epoch)
-
-    def _anneal_func(self, start: float, end: float, pct: float) -> float:
-        if self._anneal_func_type == "cos":
-            return self._annealing_cos(start, end, pct)
-        return self._annealing_linear(start, end, pct)
-
-    @staticmethod
-    def _annealing_cos(start: float, end: float, pct: float) -> float:
-        """Cosine from ``start`` (pct 0) to ``end`` (pct 1)."""
-        return end + (start - end) / 2.0 * (math.cos(math.pi * pct) + 1)
-
-    @staticmethod
-    def _annealing_linear(start: float, end: float, pct: float) -> float:
-        return (end - start) * pct + start
-
-    def get_lr(self):
-        self._warn_outside_step()
-        step_num = self.last_epoch
-        if step_num > self.total_steps:
-            raise ValueError(f"Tried to step {step_num} times. The specified number of total steps is "
-                             f"{self.total_steps}")
-        lrs = []
-        last = len(self._schedule_phases) - 1
-        for group in self.optimizer.param_groups:
-            start_step = 0.0
-            for i, phase in enumerate(self._schedule_phases):
-                end_step = phase["end_step"]
-                if step_num <= end_step or i == last:
-                    pct = (step_num - start_step) / (end_step - start_step)
-                    lrs.append(self._anneal_func(group[phase["start_lr"]], group[phase["end_lr"]], pct))
-                    if self.cycle_momentum:
-                        momentum = self._anneal_func(group[phase["start_momentum"]], group[phase["end_momentum"]],
-                                                     pct)
-                        _set_momentum(group, momentum, self.use_beta1)
-                    break
-                start_step = phase["end_step"]
-        return lrs
+from ._cyclic import CosineAnnealingWarmRestarts, CyclicLR, OneCycleLR  # noqa: E402  (re-exported)

@@ -289,10 +289,9 @@ def _f32(x: float) -> float:
 class Optimizer:
     """Base class of all optimizers (``torch.optim.Optimizer``).
 
-    Args:
-        params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (param groups) with a ``"params"``
-            entry and per-group options that override ``defaults``.
-        defaults: the default value of each option.
+    :param params: an iterable of Tensors, of ``(name, Tensor)`` pairs, or of dicts (param groups) with a
+        ``"params"`` entry and per-group options that override ``defaults``.
+    :param defaults: the default value of each option.
     """
 
     # the parameter dtypes the update rules are exact for: elementwise rules with squares, square roots, signs or

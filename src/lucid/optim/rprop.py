@@ -37,6 +37,16 @@ class Rprop(Optimizer):
 
     State per parameter: ``step`` (0-d float32), ``prev`` (zeros) and ``step_size`` (filled with ``lr`` at the first
     step). ``capturable``, ``foreach`` and ``differentiable`` are accepted and change nothing.
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param etas: (etaminus, etaplus): the step-size factors when the gradient's sign flips or stays.
+    :param step_sizes: (min, max) step sizes.
+    :param capturable: accepted for PyTorch's signature (for CUDA graphs).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param maximize: maximize the objective (step along the gradient).
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
     """
 
     def __init__(self, params, lr: float = 1e-2, etas: tuple = (0.5, 1.2), step_sizes: tuple = (1e-6, 50), *,

@@ -36,6 +36,27 @@ class SGD(Optimizer):
     State per parameter: ``momentum_buffer`` (only when momentum != 0). ``foreach``, ``fused`` and
     ``differentiable`` are accepted for compatibility; they change nothing here (updates are fused MLX kernels and
     are never recorded on the autograd tape).
+
+    :param params: an iterable of parameters, of ``(name, parameter)`` pairs, or of dicts (param groups, each with
+        its own options).
+    :param lr: the learning rate (a float, or a 1-element Tensor).
+    :param momentum: the momentum factor.
+    :param dampening: dampening of the momentum.
+    :param weight_decay: L2 penalty: ``weight_decay * p`` is added to the gradient.
+    :param nesterov: Nesterov momentum.
+    :param maximize: maximize the objective (step along the gradient).
+    :param foreach: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+    :param differentiable: PyTorch's flag for differentiating through ``step()``.
+    :param fused: accepted and validated as in PyTorch; every update is one fused MLX kernel anyway.
+
+    >>> import lucid
+    >>> w = lucid.nn.Parameter(lucid.tensor([1.0, -2.0]))
+    >>> opt = lucid.optim.SGD([w], lr=0.1)
+    >>> (w ** 2).sum().backward()
+    >>> opt.step()
+    >>> w
+    Parameter containing:
+    Tensor([ 0.8, -1.6], requires_grad=True)
     """
 
     def __init__(self, params, lr: float = 1e-3, momentum: float = 0, dampening: float = 0,

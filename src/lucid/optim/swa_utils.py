@@ -30,7 +30,11 @@ def _check_decay(decay) -> None:
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    """An exponential moving average over lists, in place: ``ema <- decay * ema + (1 - decay) * current``."""
+    """An exponential moving average over lists, in place: ``ema <- decay * ema + (1 - decay) * current``.
+
+    :param decay: the EMA decay, in [0, 1].
+    :returns: a ``multi_avg_fn`` for ``AveragedModel``.
+    """
     _check_decay(decay)
 
     def ema_update(ema_param_list, current_param_list, _):
@@ -63,7 +67,11 @@ def get_swa_multi_avg_fn():
 
 
 def get_ema_avg_fn(decay=0.999):
-    """An exponential moving average, one tensor at a time: returns ``decay * ema + (1 - decay) * current``."""
+    """An exponential moving average, one tensor at a time: returns ``decay * ema + (1 - decay) * current``.
+
+    :param decay: the EMA decay, in [0, 1].
+    :returns: an ``avg_fn`` for ``AveragedModel``.
+    """
     _check_decay(decay)
 
     def ema_update(ema_param, current_param, num_averaged):
@@ -87,15 +95,15 @@ class AveragedModel(Module):
     """A copy of ``model`` (``self.module``) whose parameters are averaged over the models passed to
     ``update_parameters`` (``torch.optim.swa_utils.AveragedModel``).
 
-    Args:
-        model: the model to average (deep-copied).
-        device: where to keep the copy (None: where the model is).
-        avg_fn: ``avg_fn(averaged, current, num_averaged) -> Tensor``, one tensor at a time.
-        multi_avg_fn: ``multi_avg_fn(averaged_list, current_list, num_averaged)``, updating the lists in place.
-            With neither, the equal-weight mean (SWA).
-        use_buffers: average the buffers too (else they are copied from the model at each update).
+    :param model: the model to average (deep-copied).
+    :param device: where to keep the copy (None: where the model is).
+    :param avg_fn: ``avg_fn(averaged, current, num_averaged) -> Tensor``, one tensor at a time.
+    :param multi_avg_fn: ``multi_avg_fn(averaged_list, current_list, num_averaged)``, updating the lists in place.
+        With neither, the equal-weight mean (SWA).
+    :param use_buffers: average the buffers too (else they are copied from the model at each update).
 
     The buffer ``n_averaged`` (int64) counts the updates; ``state_dict`` holds ``module.*`` and ``n_averaged``.
+
     """
 
     def __init__(self, model: Module, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):
@@ -153,7 +161,12 @@ class AveragedModel(Module):
 
 def update_bn(loader, model: Module, device=None) -> None:
     """Recompute the running statistics of ``model``'s BatchNorm layers with one pass over ``loader`` (each item an
-    input, or a list/tuple whose first element is the input), as a cumulative average (momentum None)."""
+    input, or a list/tuple whose first element is the input), as a cumulative average (momentum None).
+
+    :param loader: an iterable of inputs (or of lists/tuples whose first element is the input).
+    :param model: the model whose BatchNorm statistics are recomputed.
+    :param device: accepted for PyTorch's signature.
+    """
     with no_grad():
         momenta = {}
         for module in model.modules():
@@ -181,12 +194,11 @@ class SWALR(LRScheduler):
     """Anneal each param group's learning rate to ``swa_lr`` over ``anneal_epochs`` epochs, then hold it
     (``torch.optim.swa_utils.SWALR``).
 
-    Args:
-        optimizer: the wrapped optimizer.
-        swa_lr: the final learning rate, for all groups or one per group (stored as ``group["swa_lr"]``).
-        anneal_epochs: epochs of annealing (an int >= 0).
-        anneal_strategy: ``"cos"`` or ``"linear"``.
-        last_epoch: the index of the last epoch.
+    :param optimizer: the wrapped optimizer.
+    :param swa_lr: the final learning rate, for all groups or one per group (stored as ``group["swa_lr"]``).
+    :param anneal_epochs: epochs of annealing (an int >= 0).
+    :param anneal_strategy: ``"cos"`` or ``"linear"``.
+    :param last_epoch: the index of the last epoch.
     """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):

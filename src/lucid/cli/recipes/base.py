@@ -106,6 +106,7 @@ class Recipe:
     # A recipe whose train_step runs its forward and loss under self.autocast() and steps with
     # self.backward_and_step supports --amp; the trainer sets ``amp`` ("bf16"/"fp16") and, for fp16, ``scaler``.
     supports_amp = True
+    accepts_data = False  # whether ``lucid train MODEL --data ROOT`` can train it on dataset files
     amp: str | None = None
     scaler = None
 

@@ -17,15 +17,32 @@ from .base import Recipe
 
 
 class Classifier(Recipe):
+    """With ``data_root`` set (``lucid train MODEL --data ROOT``), trains on the dataset files there (files.py)
+    instead of the recipe's own data, the model sized to its images and classes."""
     metric = "test_acc"
     figure = "predictions.png"
     class_names: list[str] = []
+    accepts_data = True
+    data_root: str | None = None
+    dataset: str | None = None
+
+    def load_files(self) -> None:
+        from . import files
+        self.dataset = files.find(self.data_root, self.dataset)
+        self.x_train, self.y_train, x_test, self.y_test, self.class_names = files.load(self.data_root, self.dataset)
+        self.x_test = x_test.to(lucid.float32) / 255.0
+        self.config = files.fit_config(self.config, tuple(self.x_test.shape[1:]), len(self.class_names))
+        self.data = f"{self.dataset} from {self.data_root} ({len(self.y_train)} train, {len(self.y_test)} test)"
+        self.train_examples = len(self.y_train)
+        self.steps_per_epoch = len(self.y_train) // self.batch_size
 
     def images_and_labels(self) -> tuple:
         """All examples: images (n, C, H, W) in [0, 1], int64 labels (n,)."""
         raise NotImplementedError
 
     def load_data(self) -> None:
+        if self.data_root is not None:
+            return self.load_files()
         images, labels = self.images_and_labels()
         train, test = base.split(len(labels), 0.8, self.seed)
         self.x_train, self.y_train = images[lucid.tensor(train)], labels[lucid.tensor(train)]
@@ -35,7 +52,8 @@ class Classifier(Recipe):
 
     def batch(self, step: int) -> tuple:
         idx = lucid.tensor(self.epoch_indices(step, len(self.y_train)))
-        return self.x_train[idx], self.y_train[idx]
+        x = self.x_train[idx]
+        return (x.to(lucid.float32) / 255.0 if x.dtype == lucid.uint8 else x), self.y_train[idx]
 
     def loss(self, x, y):
         return F.cross_entropy(self.model(x), y)
@@ -111,10 +129,14 @@ class ShapesClassifier(Classifier):
     images_per_epoch = 6400  # a nominal epoch for --epochs (the stream has no end)
 
     def load_data(self) -> None:
+        if self.data_root is not None:
+            return self.load_files()
         self.x_test, self.y_test = lucid.datasets.make_shapes(self.n_test, size=32, seed=(self.seed, 1 << 40))
         self.steps_per_epoch = self.images_per_epoch // self.batch_size
 
     def batch(self, step: int) -> tuple:
+        if self.data_root is not None:
+            return super().batch(step)
         return lucid.datasets.make_shapes(self.batch_size, size=32, seed=(self.seed, step))
 
     def make_schedulers(self, optimizers: dict) -> dict:

@@ -40,6 +40,7 @@ from ._compiled import compile  # noqa: E402,A001
 from .amp import autocast  # noqa: E402  (torch.autocast is torch.amp.autocast: "cuda" without CUDA disables itself)
 autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old code reaches it as torch.autograd.torch
 from .serialization import load, save  # noqa: E402
+from ._errors import AcceleratorError, FatalError, GradScaler, OutOfMemoryError  # noqa: E402,F401
 
 from lucid import _legacy as _legacy_types  # noqa: E402
 _LEGACY_NAMES = {getattr(_legacy_types, n).dtype: n for n in _legacy_types.__all__}

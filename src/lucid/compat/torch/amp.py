@@ -11,6 +11,8 @@ from __future__ import annotations
 import warnings
 
 from lucid import amp as _amp
+
+from ._cuda import cuda_available
 from lucid.amp import custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 
 __all__ = ["autocast", "GradScaler", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_enabled",
@@ -18,8 +20,7 @@ __all__ = ["autocast", "GradScaler", "custom_bwd", "custom_fwd", "get_autocast_d
 
 
 def _cuda_missing() -> bool:
-    from . import cuda  # torch.cuda imports its amp, which imports this module: resolved at call time
-    return not cuda.is_available()
+    return not cuda_available()
 
 
 def is_autocast_available(device_type: str) -> bool:

@@ -1,17 +1,17 @@
 """lucid.compat.torchvision: torchvision's namespace on ``lucid.vision`` (``import lucid.compat.torchvision as
 torchvision``; under ``lucid run`` a program's ``import torchvision`` is this package).
 
-So far it holds ``transforms`` (and ``transforms.functional``). Importing a torchvision module lucid does not provide
-yet (``torchvision.datasets``, ``models``, ``utils``, ``io``, ``ops``, ``transforms.v2``) raises a
+It holds ``transforms`` (and ``transforms.functional``), ``datasets``, ``models``, ``ops``, ``utils`` and
+``io``. Importing a torchvision module lucid does not provide (``transforms.v2``, ``prototype``...) raises a
 ModuleNotFoundError saying so, rather than reaching a real torchvision (which needs the real PyTorch)."""
-from lucid.vision import transforms
+from lucid.vision import datasets, io, models, ops, transforms, utils
 
 from .._alias import AliasFinder as _AliasFinder
 from .._alias import install as _install
 
-__version__ = "0.28.0+lucid"  # the torchvision API version the transforms follow
+__version__ = "0.28.0+lucid"  # the torchvision API version lucid.vision follows
 
-__all__ = ["transforms"]
+__all__ = ["datasets", "io", "models", "ops", "transforms", "utils"]
 
 
 class _VisionFinder(_AliasFinder):
@@ -22,8 +22,8 @@ class _VisionFinder(_AliasFinder):
         if spec is None and fullname.startswith(self.source + "."):
             name = "torchvision" + fullname[len(self.source):]
             # name=None: not "no such module" (which `from torchvision import X` would turn into a vaguer error)
-            raise ModuleNotFoundError(f"{name} is not provided by lucid yet: lucid.vision has torchvision's "
-                                      "transforms only (datasets, models, utils, io and ops are to come)")
+            raise ModuleNotFoundError(f"{name} is not provided by lucid: lucid.vision has torchvision's transforms, "
+                                      "datasets, models, ops, utils and io")
         return spec
 
 

@@ -41,7 +41,14 @@ class _Plain(Module):
 
 # ---------------------------------------------------------------------------------------------------- relu family
 class ReLU(_Inplace):
-    """``max(0, x)``."""
+    """``max(0, x)``.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+
+    >>> import lucid
+    >>> lucid.nn.ReLU()(lucid.tensor([-1.0, 2.0]))
+    Tensor([0., 2.])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         # F.relu is lucid.relu (no inplace keyword); relu_ is the in-place form
@@ -49,22 +56,34 @@ class ReLU(_Inplace):
 
 
 class SELU(_Inplace):
-    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with the self-normalizing constants."""
+    """``scale * (max(0, x) + min(0, alpha * (exp(x) - 1)))`` with the self-normalizing constants.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.selu)
 
 
 class SiLU(_Inplace):
-    """``x * sigmoid(x)``."""
+    """``x * sigmoid(x)``.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.silu)
 
 
 class Mish(_Inplace):
-    """``x * tanh(softplus(x))``."""
+    """``x * tanh(softplus(x))``.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.mish)
 
 
 class Hardswish(_Inplace):
-    """``x * relu6(x + 3) / 6``."""
+    """``x * relu6(x + 3) / 6``.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.hardswish)
 
     def extra_repr(self) -> str:  # PyTorch prints no options for it
@@ -72,7 +91,10 @@ class Hardswish(_Inplace):
 
 
 class Hardsigmoid(_Inplace):
-    """``relu6(x + 3) / 6``."""
+    """``relu6(x + 3) / 6``.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.hardsigmoid)
 
     def extra_repr(self) -> str:
@@ -80,7 +102,15 @@ class Hardsigmoid(_Inplace):
 
 
 class LeakyReLU(Module):
-    """``x`` for x > 0, ``negative_slope * x`` otherwise."""
+    """``x`` for x > 0, ``negative_slope * x`` otherwise.
+
+    :param negative_slope: the slope for x < 0.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+
+    >>> import lucid
+    >>> lucid.nn.LeakyReLU(0.1)(lucid.tensor([-1.0, 2.0]))
+    Tensor([-0.1,  2. ])
+    """
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False):
         super().__init__()
@@ -96,7 +126,13 @@ class LeakyReLU(Module):
 
 class PReLU(Module):
     """``x`` for x > 0, ``weight * x`` otherwise, with a learnt slope: one (``num_parameters=1``) or one per
-    channel (dim 1), initialised to ``init``."""
+    channel (dim 1), initialised to ``init``.
+
+    :param num_parameters: 1 (one slope) or the number of channels (one slope per channel, dim 1).
+    :param init: the slopes' initial value.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):
         super().__init__()
@@ -116,7 +152,12 @@ class PReLU(Module):
 
 
 class RReLU(Module):
-    """Leaky relu with a random slope from U(lower, upper) per element in training, the mean slope in eval."""
+    """Leaky relu with a random slope from U(lower, upper) per element in training, the mean slope in eval.
+
+    :param lower: the lower bound of the random slope.
+    :param upper: the upper bound of the random slope.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
 
     def __init__(self, lower: float = 1.0 / 8, upper: float = 1.0 / 3, inplace: bool = False):
         super().__init__()
@@ -132,7 +173,12 @@ class RReLU(Module):
 
 
 class Threshold(Module):
-    """``x`` where x > threshold, else ``value``."""
+    """``x`` where x > threshold, else ``value``.
+
+    :param threshold: the threshold.
+    :param value: the value below it.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
 
     def __init__(self, threshold: float, value: float, inplace: bool = False):
         super().__init__()
@@ -148,7 +194,14 @@ class Threshold(Module):
 
 
 class Hardtanh(Module):
-    """``x`` clipped to [min_val, max_val]."""
+    """``x`` clipped to [min_val, max_val].
+
+    :param min_val: the lower clip.
+    :param max_val: the upper clip.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    :param min_value: deprecated name of ``min_val``.
+    :param max_value: deprecated name of ``max_val``.
+    """
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False, min_value=None,
                  max_value=None):
@@ -174,7 +227,10 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
-    """``min(max(0, x), 6)``: Hardtanh(0, 6), as in PyTorch."""
+    """``min(max(0, x), 6)``: Hardtanh(0, 6), as in PyTorch.
+
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
 
     def __init__(self, inplace: bool = False):
         super().__init__(0.0, 6.0, inplace)
@@ -185,7 +241,11 @@ class ReLU6(Hardtanh):
 
 # ---------------------------------------------------------------------------------------------------- exponential
 class ELU(Module):
-    """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
+    """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise.
+
+    :param alpha: the scale of the negative part.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.elu)
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False):
@@ -201,12 +261,23 @@ class ELU(Module):
 
 
 class CELU(ELU):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    :param alpha: the scale (and the smoothness) of the negative part.
+    :param inplace: write the result into the input, as PyTorch's in-place ops do.
+    """
     _fn = staticmethod(F.celu)
 
 
 class GELU(Module):
-    """``x * Phi(x)`` (exact erf form), or its tanh approximation with ``approximate='tanh'``."""
+    """``x * Phi(x)`` (exact erf form), or its tanh approximation with ``approximate='tanh'``.
+
+    :param approximate: 'none' (the exact erf form) or 'tanh'.
+
+    >>> import lucid
+    >>> lucid.nn.GELU()(lucid.tensor([0.0]))
+    Tensor([0.])
+    """
 
     def __init__(self, approximate: str = "none"):
         super().__init__()
@@ -220,7 +291,11 @@ class GELU(Module):
 
 
 class Softplus(Module):
-    """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``."""
+    """``log(1 + exp(beta * x)) / beta``; linear where ``beta * x > threshold``.
+
+    :param beta: the sharpness.
+    :param threshold: above ``beta * x > threshold`` the result is ``x``.
+    """
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0):
         super().__init__()
@@ -260,7 +335,10 @@ class Tanhshrink(_Plain):
 
 
 class Hardshrink(Module):
-    """``x`` where |x| > lambd, else 0."""
+    """``x`` where |x| > lambd, else 0.
+
+    :param lambd: the threshold (>= 0).
+    """
 
     def __init__(self, lambd: float = 0.5):
         super().__init__()
@@ -274,14 +352,20 @@ class Hardshrink(Module):
 
 
 class Softshrink(Hardshrink):
-    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
+    """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between.
+
+    :param lambd: the threshold (>= 0).
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softshrink(input, self.lambd)
 
 
 class GLU(Module):
-    """``a * sigmoid(b)`` where ``a`` and ``b`` are the halves of the input along ``dim``."""
+    """``a * sigmoid(b)`` where ``a`` and ``b`` are the halves of the input along ``dim``.
+
+    :param dim: the dimension split in half (its size must be even).
+    """
 
     def __init__(self, dim: int = -1):
         super().__init__()
@@ -306,21 +390,34 @@ class _SoftmaxNd(Module):
 
 
 class Softmax(_SoftmaxNd):
-    """``exp(x) / sum(exp(x))`` along ``dim``."""
+    """``exp(x) / sum(exp(x))`` along ``dim``.
+
+    :param dim: the dimension along which the entries sum to 1 (None: PyTorch's implicit choice, with its warning).
+
+    >>> import lucid
+    >>> lucid.nn.Softmax(dim=0)(lucid.tensor([0.0, 0.0]))
+    Tensor([0.5, 0.5])
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmax(input, self.dim, _stacklevel=4)
 
 
 class LogSoftmax(_SoftmaxNd):
-    """``x - logsumexp(x)`` along ``dim``."""
+    """``x - logsumexp(x)`` along ``dim``.
+
+    :param dim: the dimension along which the entries sum to 1 (None: PyTorch's implicit choice, with its warning).
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.log_softmax(input, self.dim, _stacklevel=4)
 
 
 class Softmin(_SoftmaxNd):
-    """``softmax(-x)`` along ``dim``."""
+    """``softmax(-x)`` along ``dim``.
+
+    :param dim: the dimension along which the entries sum to 1 (None: PyTorch's implicit choice, with its warning).
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.softmin(input, self.dim, _stacklevel=4)

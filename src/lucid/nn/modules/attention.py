@@ -25,7 +25,27 @@ class MultiheadAttention(Module):
     ``k_proj_weight`` (E, kdim), ``v_proj_weight`` (E, vdim) (xavier_uniform_); ``in_proj_bias`` (3E) and
     ``out_proj.bias`` zero; ``out_proj`` an (E, E) Linear; with ``add_bias_kv`` ``bias_k``, ``bias_v`` (1, 1, E)
     (xavier_normal_). Inputs (L, N, E) / (S, N, kdim) / (S, N, vdim), (N, L, E) ... with ``batch_first``, or
-    unbatched (L, E) ...; ``forward`` returns ``(attn_output, attn_weights or None)``."""
+    unbatched (L, E) ...; ``forward`` returns ``(attn_output, attn_weights or None)``.
+
+    :param embed_dim: E, the model's width (split over the heads).
+    :param num_heads: the number of heads (dividing ``embed_dim``).
+    :param dropout: dropout on the attention weights, in training.
+    :param bias: learn the input and output projections' biases.
+    :param add_bias_kv: learn a bias row appended to the keys and values.
+    :param add_zero_attn: append a row of zeros to the keys and values.
+    :param kdim: the keys' features (default ``embed_dim``).
+    :param vdim: the values' features (default ``embed_dim``).
+    :param batch_first: inputs and outputs are (N, L, E) instead of (L, N, E).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> mha = lucid.nn.MultiheadAttention(8, 2, batch_first=True)
+    >>> x = lucid.zeros(3, 5, 8)
+    >>> out, weights = mha(x, x, x)
+    >>> out.shape, weights.shape
+    (lucid.Size([3, 5, 8]), lucid.Size([3, 5, 5]))
+    """
 
     def __init__(self, embed_dim: int, num_heads: int, dropout: float = 0.0, bias: bool = True,
                  add_bias_kv: bool = False, add_zero_attn: bool = False, kdim: int | None = None,

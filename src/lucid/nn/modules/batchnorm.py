@@ -95,17 +95,59 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch normalization of (N, C) or (N, C, L) over the batch (and length) per channel."""
+    """Batch normalization of (N, C) or (N, C, L) over the batch (and length) per channel.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
+    :param track_running_stats: keep running mean/variance (used in eval mode).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+
+    >>> import lucid
+    >>> lucid.nn.BatchNorm1d(3)(lucid.zeros(4, 3)).shape
+    lucid.Size([4, 3])
+    """
     _dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch normalization of (N, C, H, W) per channel."""
+    """Batch normalization of (N, C, H, W) per channel.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
+    :param track_running_stats: keep running mean/variance (used in eval mode).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+
+    >>> import lucid
+    >>> lucid.nn.BatchNorm2d(3)(lucid.zeros(4, 3, 5, 5)).shape
+    lucid.Size([4, 3, 5, 5])
+    """
     _dims = (4,)
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch normalization of (N, C, D, H, W) per channel."""
+    """Batch normalization of (N, C, D, H, W) per channel.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
+    :param track_running_stats: keep running mean/variance (used in eval mode).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+
+    >>> import lucid
+    >>> lucid.nn.BatchNorm3d(3)(lucid.zeros(4, 3, 2, 5, 5)).shape
+    lucid.Size([4, 3, 2, 5, 5])
+    """
     _dims = (5,)
 
 
@@ -160,17 +202,47 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Normalize each (sample, channel) of (N, C, L) or (C, L) over L."""
+    """Normalize each (sample, channel) of (N, C, L) or (C, L) over L.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale and shift (default False).
+    :param track_running_stats: keep running statistics (default False).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+    """
     _no_batch_dim = 2
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Normalize each (sample, channel) of (N, C, H, W) or (C, H, W) over H and W."""
+    """Normalize each (sample, channel) of (N, C, H, W) or (C, H, W) over H and W.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale and shift (default False).
+    :param track_running_stats: keep running statistics (default False).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+    """
     _no_batch_dim = 3
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Normalize each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) over D, H and W."""
+    """Normalize each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) over D, H and W.
+
+    :param num_features: C, the channels of an input (N, C, ...).
+    :param eps: added to the variance for numerical stability.
+    :param momentum: the running statistics' update weight (None: a cumulative average).
+    :param affine: learn a per-channel scale and shift (default False).
+    :param track_running_stats: keep running statistics (default False).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: with ``affine``, learn the shift too.
+    """
     _no_batch_dim = 4
 
 

@@ -133,7 +133,15 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered as "0", "1", ... (no forward of its own)."""
+    """A list of modules, registered as "0", "1", ... (no forward of its own).
+
+    :param modules: an iterable of modules to append.
+
+    >>> import lucid
+    >>> layers = lucid.nn.ModuleList([lucid.nn.Linear(2, 2) for _ in range(3)])
+    >>> len(layers), len(list(layers.parameters()))
+    (3, 6)
+    """
 
     def __init__(self, modules: Iterable[Module] | None = None):
         super().__init__()
@@ -212,7 +220,10 @@ class ModuleList(Module):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered under their keys."""
+    """An ordered dict of modules, registered under their keys.
+
+    :param modules: a mapping, or an iterable of (name, module) pairs.
+    """
 
     def __init__(self, modules=None):
         super().__init__()
@@ -281,7 +292,10 @@ def _param_line(key, p) -> str:
 
 
 class ParameterList(Module):
-    """A list of Parameters, registered as "0", "1", ...; plain Tensors are wrapped in Parameter."""
+    """A list of Parameters, registered as "0", "1", ...; plain Tensors are wrapped in Parameter.
+
+    :param values: an iterable of Parameters (or Tensors, wrapped).
+    """
 
     def __init__(self, values: Iterable[Any] | None = None):
         super().__init__()
@@ -335,7 +349,10 @@ class ParameterList(Module):
 
 class ParameterDict(Module):
     """An ordered dict of Parameters, registered under their (string) keys; plain Tensors are wrapped in
-    Parameter. As in PyTorch, a plain (unordered) Mapping is added in sorted key order."""
+    Parameter. As in PyTorch, a plain (unordered) Mapping is added in sorted key order.
+
+    :param parameters: a mapping, or an iterable of (name, parameter) pairs.
+    """
 
     def __init__(self, parameters: Any = None):
         super().__init__()

@@ -7,7 +7,11 @@ from .module import Module
 
 
 class CosineSimilarity(Module):
-    """The cosine similarity of ``x1`` and ``x2`` along ``dim``."""
+    """The cosine similarity of ``x1`` and ``x2`` along ``dim``.
+
+    :param dim: the dimension of the vectors.
+    :param eps: a lower bound on the norms (no division by zero).
+    """
 
     def __init__(self, dim: int = 1, eps: float = 1e-8):
         super().__init__()
@@ -18,7 +22,12 @@ class CosineSimilarity(Module):
 
 
 class PairwiseDistance(Module):
-    """The p-norm distance between the rows of ``x1`` and ``x2`` (``eps`` added to the difference)."""
+    """The p-norm distance between the rows of ``x1`` and ``x2`` (``eps`` added to the difference).
+
+    :param p: the norm's order.
+    :param eps: added to the difference (no zero norm).
+    :param keepdim: keep the reduced dimension.
+    """
 
     def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False):
         super().__init__()

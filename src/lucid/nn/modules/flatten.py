@@ -6,7 +6,15 @@ from .module import Module
 
 
 class Flatten(Module):
-    """Flatten dims ``start_dim..end_dim`` into one: (N, C, H, W) -> (N, C*H*W) with the defaults."""
+    """Flatten dims ``start_dim..end_dim`` into one: (N, C, H, W) -> (N, C*H*W) with the defaults.
+
+    :param start_dim: the first dimension flattened.
+    :param end_dim: the last dimension flattened.
+
+    >>> import lucid
+    >>> lucid.nn.Flatten()(lucid.zeros(2, 3, 4, 5)).shape
+    lucid.Size([2, 60])
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1):
         super().__init__()
@@ -21,7 +29,11 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Expand dim ``dim`` into ``unflattened_size``: (N, 12) -> (N, 3, 4) with ``Unflatten(1, (3, 4))``."""
+    """Expand dim ``dim`` into ``unflattened_size``: (N, 12) -> (N, 3, 4) with ``Unflatten(1, (3, 4))``.
+
+    :param dim: the dimension to expand.
+    :param unflattened_size: its new shape (its product is the dimension's size).
+    """
 
     def __init__(self, dim: int, unflattened_size):
         super().__init__()

@@ -18,14 +18,27 @@ class _Blocks(Module):
 
 
 class Unfold(_Blocks):
-    """(N, C, H, W) -> (N, C * kH * kW, L): each sliding block of ``kernel_size`` as a column."""
+    """(N, C, H, W) -> (N, C * kH * kW, L): each sliding block of ``kernel_size`` as a column.
+
+    :param kernel_size: the block's size (an int or a pair).
+    :param dilation: the spacing between block elements.
+    :param padding: zeros added to both sides of each spatial dim.
+    :param stride: the step between blocks.
+    """
 
     def forward(self, input: Tensor) -> Tensor:
         return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
 
 class Fold(_Blocks):
-    """(N, C * kH * kW, L) -> (N, C, *output_size): the columns summed back into place (overlaps add up)."""
+    """(N, C * kH * kW, L) -> (N, C, *output_size): the columns summed back into place (overlaps add up).
+
+    :param output_size: the spatial size (H, W) of the output.
+    :param kernel_size: the block's size (an int or a pair).
+    :param dilation: the spacing between block elements.
+    :param padding: zeros added to both sides of each spatial dim.
+    :param stride: the step between blocks.
+    """
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__(kernel_size, dilation, padding, stride)

@@ -22,7 +22,18 @@ class Linear(Module):
     """``y = x @ weight.T + bias``: (*, in_features) -> (*, out_features).
 
     ``weight`` (out_features, in_features) ~ U(-1/sqrt(in_features), 1/sqrt(in_features)) (kaiming_uniform_ with
-    a=sqrt(5)), ``bias`` (out_features,) from the same range."""
+    a=sqrt(5)), ``bias`` (out_features,) from the same range.
+
+    :param in_features: the size of each input's last dimension.
+    :param out_features: the size of each output's last dimension.
+    :param bias: learn an additive bias.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> lucid.nn.Linear(4, 2)(lucid.zeros(3, 4)).shape
+    lucid.Size([3, 2])
+    """
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__()
@@ -48,7 +59,15 @@ class Linear(Module):
 
 class Bilinear(Module):
     """``y[..., o] = x1 @ weight[o] @ x2 + bias[o]``: (*, in1), (*, in2) -> (*, out); ``weight``
-    (out, in1, in2) and ``bias`` ~ U(-1/sqrt(in1), 1/sqrt(in1))."""
+    (out, in1, in2) and ``bias`` ~ U(-1/sqrt(in1), 1/sqrt(in1)).
+
+    :param in1_features: the size of the first input's last dimension.
+    :param in2_features: the size of the second input's last dimension.
+    :param out_features: the size of the output's last dimension.
+    :param bias: learn an additive bias.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,
                  dtype=None):
@@ -80,7 +99,13 @@ class Bilinear(Module):
 class LazyLinear(Linear):
     """A Linear whose ``in_features`` is read from the first input. Until then its parameters are empty (shape
     (0,)); the first call (or loading a state_dict) gives them their shapes in place, so optimizers that already
-    hold them stay valid, and the module becomes a ``Linear``."""
+    hold them stay valid, and the module becomes a ``Linear``.
+
+    :param out_features: the size of each output's last dimension (``in_features`` comes from the first input).
+    :param bias: learn an additive bias.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
         super().__init__(0, out_features, bias, device, dtype)

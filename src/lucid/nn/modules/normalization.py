@@ -32,7 +32,19 @@ def reset_affine(module: Module) -> None:
 
 class LayerNorm(Module):
     """Normalize over the trailing ``normalized_shape`` dims (biased variance), then ``* weight + bias``
-    (elementwise, of ``normalized_shape``; initialised to ones and zeros)."""
+    (elementwise, of ``normalized_shape``; initialised to ones and zeros).
+
+    :param normalized_shape: the trailing shape normalized over (an int or a shape).
+    :param eps: added to the variance.
+    :param elementwise_affine: learn ``weight`` and ``bias`` of ``normalized_shape``.
+    :param bias: learn ``bias`` too (with ``elementwise_affine``).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> lucid.nn.LayerNorm(2)(lucid.tensor([[1.0, 3.0]]))
+    Tensor([[-0.999995,  0.999995]], grad_fn=<NativeLayerNormBackward0>)
+    """
 
     def __init__(self, normalized_shape, eps: float = 1e-5, elementwise_affine: bool = True, bias: bool = True,
                  device=None, dtype=None):
@@ -56,7 +68,16 @@ class LayerNorm(Module):
 
 class GroupNorm(Module):
     """Split the C channels of (N, C, *) into ``num_groups`` groups and normalize each (sample, group); per-channel
-    ``weight`` (ones) and ``bias`` (zeros) when ``affine``."""
+    ``weight`` (ones) and ``bias`` (zeros) when ``affine``.
+
+    :param num_groups: the number of groups (dividing ``num_channels``).
+    :param num_channels: C.
+    :param eps: added to the variance.
+    :param affine: learn per-channel ``weight`` and ``bias``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    :param bias: learn ``bias`` too (with ``affine``).
+    """
 
     def __init__(self, num_groups: int, num_channels: int, eps: float = 1e-5, affine: bool = True, device=None,
                  dtype=None, *, bias: bool = True):
@@ -83,7 +104,14 @@ class GroupNorm(Module):
 
 class RMSNorm(Module):
     """``x / sqrt(mean(x**2) + eps) * weight`` over the trailing ``normalized_shape`` dims; ``eps=None`` is the
-    machine epsilon of the input's dtype."""
+    machine epsilon of the input's dtype.
+
+    :param normalized_shape: the trailing shape normalized over.
+    :param eps: added to the mean square (None: the dtype's machine epsilon).
+    :param elementwise_affine: learn ``weight`` of ``normalized_shape``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,
                  dtype=None):
@@ -110,7 +138,13 @@ class RMSNorm(Module):
 
 class LocalResponseNorm(Module):
     """Divide each channel of (N, C, *) by ``(k + alpha * mean of squares over size neighbouring channels) **
-    beta``."""
+    beta``.
+
+    :param size: the number of neighbouring channels.
+    :param alpha: the multiplicative factor.
+    :param beta: the exponent.
+    :param k: the additive factor.
+    """
 
     def __init__(self, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0):
         super().__init__()

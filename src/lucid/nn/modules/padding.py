@@ -51,6 +51,9 @@ __all__ = []
 for _kind, (_mode, _what) in _KINDS.items():
     for _d in (1, 2, 3):
         _name = f"{_kind}Pad{_d}d"
-        globals()[_name] = _layer(_name, _mode, _d, f"Pad the last {_d} dim(s) with {_what} (``F.pad`` mode "
-                                                    f"'{_mode}').")
+        _sides = ", ".join(("left, right", "top, bottom", "front, back")[:_d])
+        _doc = (f"Pad the last {_d} dim(s) with {_what} (``F.pad`` mode '{_mode}').\n\n:param padding: an int (the "
+                f"same on every side) or a {2 * _d}-tuple ({_sides}).\n"
+                + (":param value: the fill value.\n" if _kind == "Constant" else ""))
+        globals()[_name] = _layer(_name, _mode, _d, _doc)
         __all__.append(_name)

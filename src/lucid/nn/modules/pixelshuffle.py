@@ -8,7 +8,10 @@ from .module import Module
 
 
 class PixelShuffle(Module):
-    """(*, C * r * r, H, W) -> (*, C, H * r, W * r) with r = ``upscale_factor``."""
+    """(*, C * r * r, H, W) -> (*, C, H * r, W * r) with r = ``upscale_factor``.
+
+    :param upscale_factor: r: (N, C * r**2, H, W) becomes (N, C, H * r, W * r).
+    """
 
     def __init__(self, upscale_factor: int):
         super().__init__()
@@ -22,7 +25,10 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H * r, W * r) -> (*, C * r * r, H, W) with r = ``downscale_factor``: the inverse of PixelShuffle."""
+    """(*, C, H * r, W * r) -> (*, C * r * r, H, W) with r = ``downscale_factor``: the inverse of PixelShuffle.
+
+    :param downscale_factor: r: (N, C, H * r, W * r) becomes (N, C * r**2, H, W).
+    """
 
     def __init__(self, downscale_factor: int):
         super().__init__()
@@ -36,7 +42,10 @@ class PixelUnshuffle(Module):
 
 
 class ChannelShuffle(Module):
-    """Interleave the channels of ``groups`` groups: (N, g * k, *) -> (N, k * g, *)."""
+    """Interleave the channels of ``groups`` groups: (N, g * k, *) -> (N, k * g, *).
+
+    :param groups: the channels are split into this many groups and interleaved.
+    """
 
     def __init__(self, groups: int):
         super().__init__()

@@ -35,17 +35,53 @@ class _MaxPoolNd(Module):
 
 class MaxPool1d(_MaxPoolNd):
     """Max over windows of (N, C, L); ``stride`` defaults to ``kernel_size``; ``return_indices`` also returns the
-    position of each maximum in its input row."""
+    position of each maximum in its input row.
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param dilation: the spacing between window elements.
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    :param ceil_mode: round the output size up instead of down.
+
+    >>> import lucid
+    >>> lucid.nn.MaxPool1d(2)(lucid.zeros(1, 2, 8)).shape
+    lucid.Size([1, 2, 4])
+    """
     _fn = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
-    """Max over windows of (N, C, H, W); indices (with ``return_indices``) are flat per plane: h * W + w."""
+    """Max over windows of (N, C, H, W); indices (with ``return_indices``) are flat per plane: h * W + w.
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param dilation: the spacing between window elements.
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    :param ceil_mode: round the output size up instead of down.
+
+    >>> import lucid
+    >>> lucid.nn.MaxPool2d(2)(lucid.zeros(1, 2, 8, 8)).shape
+    lucid.Size([1, 2, 4, 4])
+    """
     _fn = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over windows of (N, C, D, H, W)."""
+    """Max over windows of (N, C, D, H, W).
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param dilation: the spacing between window elements.
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    :param ceil_mode: round the output size up instead of down.
+
+    >>> import lucid
+    >>> lucid.nn.MaxPool3d(2)(lucid.zeros(1, 2, 4, 8, 8)).shape
+    lucid.Size([1, 2, 2, 4, 4])
+    """
     _fn = staticmethod(F.max_pool3d)
 
 
@@ -55,7 +91,18 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool1d(_AvgPoolNd):
-    """Mean over windows of (N, C, L); padding counts in the divisor if ``count_include_pad``."""
+    """Mean over windows of (N, C, L); padding counts in the divisor if ``count_include_pad``.
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param ceil_mode: round the output size up instead of down.
+    :param count_include_pad: count the zero padding in the averages' denominators.
+
+    >>> import lucid
+    >>> lucid.nn.AvgPool1d(2)(lucid.zeros(1, 2, 8)).shape
+    lucid.Size([1, 2, 4])
+    """
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode: bool = False, count_include_pad: bool = True):
         super().__init__()
@@ -88,12 +135,36 @@ class _AvgPool(_AvgPoolNd):
 
 
 class AvgPool2d(_AvgPool):
-    """Mean over windows of (N, C, H, W); ``divisor_override`` replaces the window size as the divisor."""
+    """Mean over windows of (N, C, H, W); ``divisor_override`` replaces the window size as the divisor.
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param ceil_mode: round the output size up instead of down.
+    :param count_include_pad: count the zero padding in the averages' denominators.
+    :param divisor_override: divide each window's sum by this instead of its size.
+
+    >>> import lucid
+    >>> lucid.nn.AvgPool2d(2)(lucid.zeros(1, 2, 8, 8)).shape
+    lucid.Size([1, 2, 4, 4])
+    """
     _fn = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPool):
-    """Mean over windows of (N, C, D, H, W)."""
+    """Mean over windows of (N, C, D, H, W).
+
+    :param kernel_size: the window's size (an int or one per spatial dim).
+    :param stride: the window's step (default: ``kernel_size``).
+    :param padding: implicit padding on both sides (at most half the kernel).
+    :param ceil_mode: round the output size up instead of down.
+    :param count_include_pad: count the zero padding in the averages' denominators.
+    :param divisor_override: divide each window's sum by this instead of its size.
+
+    >>> import lucid
+    >>> lucid.nn.AvgPool3d(2)(lucid.zeros(1, 2, 4, 8, 8)).shape
+    lucid.Size([1, 2, 2, 4, 4])
+    """
     _fn = staticmethod(F.avg_pool3d)
 
 
@@ -112,17 +183,40 @@ class _AdaptivePool(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptivePool):
-    """Mean over ``output_size`` windows that tile (N, C, L)."""
+    """Mean over ``output_size`` windows that tile (N, C, L).
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+
+    >>> import lucid
+    >>> lucid.nn.AdaptiveAvgPool1d(1)(lucid.zeros(1, 2, 8)).shape
+    lucid.Size([1, 2, 1])
+    """
     _fn = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptivePool):
     """Mean over windows that tile (N, C, H, W) into ``output_size`` (an int, or (H_out, W_out) with None keeping
-    a dim); 1 is global average pooling."""
+    a dim); 1 is global average pooling.
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+
+    >>> import lucid
+    >>> lucid.nn.AdaptiveAvgPool2d(1)(lucid.zeros(1, 2, 8, 8)).shape
+    lucid.Size([1, 2, 1, 1])
+    """
     _fn = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptivePool):
+    """Mean over windows that tile the input's 3 spatial dims into ``output_size``.
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+
+    >>> import lucid
+    >>> lucid.nn.AdaptiveAvgPool3d(1)(lucid.zeros(1, 2, 4, 8, 8)).shape
+    lucid.Size([1, 2, 1, 1, 1])
+    """
+
     _fn = staticmethod(F.adaptive_avg_pool3d)
 
 
@@ -136,16 +230,30 @@ class _AdaptiveMaxPool(_AdaptivePool):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPool):
-    """Max over ``output_size`` windows that tile (N, C, L)."""
+    """Max over ``output_size`` windows that tile (N, C, L).
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    """
     _fn = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPool):
-    """Max over windows that tile (N, C, H, W) into ``output_size``."""
+    """Max over windows that tile (N, C, H, W) into ``output_size``.
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    """
     _fn = staticmethod(F.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPool):
+    """Max over windows that tile the input's 3 spatial dims into ``output_size``.
+
+    :param output_size: the output's spatial size (an int, or one per dim; None keeps that dim).
+    :param return_indices: also return the flat index of each maximum (for ``MaxUnpool``).
+    """
+
     _fn = staticmethod(F.adaptive_max_pool3d)
 
 

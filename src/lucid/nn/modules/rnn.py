@@ -90,7 +90,20 @@ class RNNBase(Module):
     """The multi-layer, optionally bidirectional recurrence shared by RNN, LSTM and GRU (``mode`` is "RNN_TANH",
     "RNN_RELU", "LSTM" or "GRU"). Parameters per layer k and direction (suffix "" or "_reverse"):
     ``weight_ih_l{k}`` (gates*H, input), ``weight_hh_l{k}`` (gates*H, H_out), ``bias_ih_l{k}``, ``bias_hh_l{k}``
-    (gates*H), and with ``proj_size`` (LSTM) ``weight_hr_l{k}`` (proj_size, H)."""
+    (gates*H), and with ``proj_size`` (LSTM) ``weight_hr_l{k}`` (proj_size, H).
+
+    :param mode: 'RNN_TANH', 'RNN_RELU', 'LSTM' or 'GRU'.
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param num_layers: stacked recurrent layers.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
+    :param dropout: dropout on the outputs of each layer but the last, in training.
+    :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
+    :param proj_size: with > 0 (LSTM), project each h_t to this size by ``weight_hr_l{k}``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -300,7 +313,19 @@ class RNN(RNNBase):
     """Elman RNN: ``h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh)`` (``nonlinearity="relu"`` for ReLU).
 
     Input (L, N, H_in), (N, L, H_in) with ``batch_first``, or unbatched (L, H_in); ``hx`` (num_layers * D, N, H)
-    (zeros when omitted). Returns ``(output, h_n)``: output (L, N, D * H) holds the last layer's h_t."""
+    (zeros when omitted). Returns ``(output, h_n)``: output (L, N, D * H) holds the last layer's h_t.
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param num_layers: stacked recurrent layers.
+    :param nonlinearity: 'tanh' or 'relu'.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
+    :param dropout: dropout on the outputs of each layer but the last, in training.
+    :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
@@ -321,7 +346,24 @@ class LSTM(RNNBase):
     projected by ``weight_hr_l{k}`` to size proj_size.
 
     ``hx`` is the pair (h_0, c_0) of shapes (num_layers * D, N, H_out) and (num_layers * D, N, H). Returns
-    ``(output, (h_n, c_n))``."""
+    ``(output, (h_n, c_n))``.
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param num_layers: stacked recurrent layers.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
+    :param dropout: dropout on the outputs of each layer but the last, in training.
+    :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
+    :param proj_size: with > 0 (LSTM), project each h_t to this size by ``weight_hr_l{k}``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> out, (h, c) = lucid.nn.LSTM(4, 8, batch_first=True)(lucid.zeros(2, 5, 4))
+    >>> out.shape, h.shape
+    (lucid.Size([2, 5, 8]), lucid.Size([1, 2, 8]))
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, proj_size: int = 0,
@@ -336,7 +378,18 @@ class LSTM(RNNBase):
 
 class GRU(RNNBase):
     """Gated recurrent unit, gates r, z, n in that order, with PyTorch's
-    ``n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))`` and ``h' = (1 - z) * n + z * h``. Shapes as RNN's."""
+    ``n = tanh(x W_in^T + b_in + r * (h W_hn^T + b_hn))`` and ``h' = (1 - z) * n + z * h``. Shapes as RNN's.
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param num_layers: stacked recurrent layers.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
+    :param dropout: dropout on the outputs of each layer but the last, in training.
+    :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
@@ -352,7 +405,15 @@ class GRU(RNNBase):
 # ---------------------------------------------------------------------------------------------------- cells
 class RNNCellBase(Module):
     """One step of a recurrence: ``weight_ih`` (chunks*H, input), ``weight_hh`` (chunks*H, H), ``bias_ih`` and
-    ``bias_hh`` (chunks*H, or None without bias)."""
+    ``bias_hh`` (chunks*H, or None without bias).
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param num_chunks: gates per step (1 for RNN, 4 for LSTM, 3 for GRU).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
         super().__init__()
@@ -415,7 +476,15 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu). Input (N, H_in) or (H_in); hx (N, H) or (H)."""
+    """``h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh)`` (or relu). Input (N, H_in) or (H_in); hx (N, H) or (H).
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param nonlinearity: 'tanh' or 'relu'.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
                  device=None, dtype=None):
@@ -432,7 +501,14 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step; ``hx`` is (h, c). Returns (h', c')."""
+    """One LSTM step; ``hx`` is (h, c). Returns (h', c').
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
@@ -446,7 +522,14 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step (PyTorch's formula, see GRU). Returns h'."""
+    """One GRU step (PyTorch's formula, see GRU). Returns h'.
+
+    :param input_size: H_in, the features of each input step.
+    :param hidden_size: H, the features of the hidden state.
+    :param bias: learn ``bias_ih`` and ``bias_hh``.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)

@@ -16,7 +16,24 @@ class Embedding(Module):
 
     ``padding_idx``: that row starts at zero and gets no gradient. ``max_norm``: rows that are looked up and whose
     ``norm_type``-norm exceeds it are renormalized in place first. ``scale_grad_by_freq`` divides each row's
-    gradient by the index's count in the batch. ``sparse`` is accepted; gradients are dense."""
+    gradient by the index's count in the batch. ``sparse`` is accepted; gradients are dense.
+
+    :param num_embeddings: the number of rows (the index range).
+    :param embedding_dim: the size of each row.
+    :param padding_idx: a row that starts at zero and gets no gradient.
+    :param max_norm: renormalize looked-up rows whose norm exceeds it (in place).
+    :param norm_type: the norm's order for ``max_norm``.
+    :param scale_grad_by_freq: divide each row's gradient by its index's count in the batch.
+    :param sparse: accepted; gradients are dense.
+    :param _weight: an initial weight (num_embeddings, embedding_dim) instead of N(0, 1).
+    :param _freeze: make the weight not require grad (``Embedding.from_pretrained(freeze=True)``).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> lucid.nn.Embedding(10, 3)(lucid.tensor([[1, 2], [3, 4]])).shape
+    lucid.Size([2, 2, 3])
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, padding_idx: int | None = None,
                  max_norm: float | None = None, norm_type: float = 2.0, scale_grad_by_freq: bool = False,
@@ -87,7 +104,21 @@ class Embedding(Module):
 class EmbeddingBag(Module):
     """Sums, means or maxima (``mode``) of bags of rows of ``weight`` (num_embeddings, embedding_dim) ~ N(0, 1):
     ``forward(input, offsets=None, per_sample_weights=None)`` -> (bags, embedding_dim), bags being the rows of a 2-D
-    input or the runs of a 1-D input starting at ``offsets`` (see ``F.embedding_bag``)."""
+    input or the runs of a 1-D input starting at ``offsets`` (see ``F.embedding_bag``).
+
+    :param num_embeddings: the number of rows (the index range).
+    :param embedding_dim: the size of each row.
+    :param max_norm: renormalize looked-up rows whose norm exceeds it (in place).
+    :param norm_type: the norm's order for ``max_norm``.
+    :param scale_grad_by_freq: divide each row's gradient by its index's count in the batch.
+    :param mode: 'sum', 'mean' or 'max' of each bag.
+    :param sparse: accepted; gradients are dense.
+    :param _weight: an initial weight (num_embeddings, embedding_dim) instead of N(0, 1).
+    :param include_last_offset: ``offsets`` has one more entry, the end of the last bag.
+    :param padding_idx: a row that is left out of the bags (and gets no gradient).
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,
                  norm_type: float = 2.0, scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

@@ -54,7 +54,25 @@ class _SelfAttentionLayer(Module):
 class TransformerEncoderLayer(_SelfAttentionLayer):
     """Self-attention then a feed-forward block (linear1 -> activation -> dropout -> linear2), each with dropout
     and a residual connection; LayerNorm after each (post-norm) or, with ``norm_first``, before each.
-    ``activation``: "relu", "gelu" or a callable (a Module becomes a child named "activation")."""
+    ``activation``: "relu", "gelu" or a callable (a Module becomes a child named "activation").
+
+    :param d_model: the width of the inputs and outputs.
+    :param nhead: the attention heads.
+    :param dim_feedforward: the width of the feed-forward block.
+    :param dropout: the dropout rate.
+    :param activation: the feed-forward activation: "relu", "gelu" or a callable.
+    :param layer_norm_eps: the LayerNorms' eps.
+    :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
+    :param norm_first: LayerNorm before each block (pre-norm) instead of after.
+    :param bias: learn biases in the linear layers and LayerNorms.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+
+    >>> import lucid
+    >>> layer = lucid.nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, batch_first=True)
+    >>> layer(lucid.zeros(2, 7, 16)).shape
+    lucid.Size([2, 7, 16])
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
@@ -96,7 +114,20 @@ class TransformerEncoderLayer(_SelfAttentionLayer):
 
 class TransformerDecoderLayer(_SelfAttentionLayer):
     """Self-attention over the target, attention to the encoder's output (``memory``), then the feed-forward
-    block; each with dropout, a residual connection and a LayerNorm (after, or before with ``norm_first``)."""
+    block; each with dropout, a residual connection and a LayerNorm (after, or before with ``norm_first``).
+
+    :param d_model: the width of the inputs and outputs.
+    :param nhead: the attention heads.
+    :param dim_feedforward: the width of the feed-forward block.
+    :param dropout: the dropout rate.
+    :param activation: the feed-forward activation: "relu", "gelu" or a callable.
+    :param layer_norm_eps: the LayerNorms' eps.
+    :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
+    :param norm_first: LayerNorm before each block (pre-norm) instead of after.
+    :param bias: learn biases in the linear layers and LayerNorms.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
                  activation: str | Callable[[Tensor], Tensor] = F.relu, layer_norm_eps: float = 1e-5,
@@ -149,7 +180,14 @@ class TransformerDecoderLayer(_SelfAttentionLayer):
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer`` (under ``layers``), then ``norm`` if given.
     ``enable_nested_tensor`` and ``mask_check`` are accepted for PyTorch compatibility; they steer PyTorch's
-    nested-tensor fast path, which lucid does not have."""
+    nested-tensor fast path, which lucid does not have.
+
+    :param encoder_layer: the layer to copy.
+    :param num_layers: how many copies.
+    :param norm: a final normalization (or None).
+    :param enable_nested_tensor: accepted (PyTorch's nested-tensor fast path).
+    :param mask_check: accepted (PyTorch's nested-tensor fast path).
+    """
 
     def __init__(self, encoder_layer: TransformerEncoderLayer, num_layers: int, norm: Module | None = None,
                  enable_nested_tensor: bool = True, mask_check: bool = True):
@@ -174,7 +212,12 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """``num_layers`` deep copies of ``decoder_layer`` (under ``layers``), then ``norm`` if given."""
+    """``num_layers`` deep copies of ``decoder_layer`` (under ``layers``), then ``norm`` if given.
+
+    :param decoder_layer: the layer to copy.
+    :param num_layers: how many copies.
+    :param norm: a final normalization (or None).
+    """
 
     def __init__(self, decoder_layer: TransformerDecoderLayer, num_layers: int, norm: Module | None = None):
         super().__init__()
@@ -198,7 +241,24 @@ class TransformerDecoder(Module):
 class Transformer(Module):
     """Encoder (``num_encoder_layers`` layers + LayerNorm) and decoder (``num_decoder_layers`` layers + LayerNorm);
     every parameter with more than one dim is re-drawn with xavier_uniform_, as in PyTorch.
-    ``forward(src, tgt, ...)`` returns the decoder's output, shaped like ``tgt``."""
+    ``forward(src, tgt, ...)`` returns the decoder's output, shaped like ``tgt``.
+
+    :param d_model: the width of the inputs and outputs.
+    :param nhead: the attention heads.
+    :param num_encoder_layers: the encoder's layers.
+    :param num_decoder_layers: the decoder's layers.
+    :param dim_feedforward: the width of the feed-forward block.
+    :param dropout: the dropout rate.
+    :param activation: the feed-forward activation: "relu", "gelu" or a callable.
+    :param custom_encoder: an encoder to use instead of the standard one.
+    :param custom_decoder: a decoder to use instead of the standard one.
+    :param layer_norm_eps: the LayerNorms' eps.
+    :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
+    :param norm_first: LayerNorm before each block (pre-norm) instead of after.
+    :param bias: learn biases in the linear layers and LayerNorms.
+    :param device: where the parameters are made (default: lucid's default device).
+    :param dtype: the parameters' dtype (default: the default dtype, float32).
+    """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
                  dim_feedforward: int = 2048, dropout: float = 0.1,

@@ -9,7 +9,18 @@ from .module import Module
 
 class Upsample(Module):
     """Resize (N, C, *spatial) to ``size`` or by ``scale_factor`` with ``mode`` 'nearest', 'nearest-exact',
-    'linear', 'bilinear', 'bicubic' or 'trilinear'; ``align_corners`` for the linear modes."""
+    'linear', 'bilinear', 'bicubic' or 'trilinear'; ``align_corners`` for the linear modes.
+
+    :param size: the output's spatial size (an int or one per dim).
+    :param scale_factor: the multiplier of the spatial size (instead of ``size``).
+    :param mode: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic' or 'trilinear'.
+    :param align_corners: for the linear modes, align the corner pixels' centres.
+    :param recompute_scale_factor: compute the interpolation from the output size rather than ``scale_factor``.
+
+    >>> import lucid
+    >>> lucid.nn.Upsample(scale_factor=2)(lucid.zeros(1, 1, 2, 2)).shape
+    lucid.Size([1, 1, 4, 4])
+    """
 
     def __init__(self, size=None, scale_factor=None, mode: str = "nearest", align_corners: bool | None = None,
                  recompute_scale_factor: bool | None = None):
@@ -34,14 +45,22 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Nearest-neighbour upsampling of (N, C, H, W)."""
+    """Nearest-neighbour upsampling of (N, C, H, W).
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Bilinear upsampling of (N, C, H, W) with ``align_corners=True``."""
+    """Bilinear upsampling of (N, C, H, W) with ``align_corners=True``.
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -54,6 +54,19 @@ class DistributedDataParallel(Module):
     ``find_unused_parameters=True`` lets a forward leave parameters out of the loss (found by walking the
     output's graph; their gradient counts as zero on this rank); without it such a parameter is an error at the
     next forward, as in PyTorch.
+
+    :param module: the model; rank 0's parameters and buffers are broadcast to the others when it is wrapped.
+    :param device_ids: accepted, no effect (one device per process).
+    :param output_device: accepted, no effect.
+    :param dim: accepted, no effect (each rank gets its own batch).
+    :param broadcast_buffers: broadcast rank 0's buffers (BatchNorm statistics) at each forward.
+    :param init_sync: broadcast rank 0's state when wrapping (False: trust that every rank starts equal).
+    :param process_group: accepted for PyTorch's signature; the world.
+    :param bucket_cap_mb: the size of the gradient buckets all-reduced as they become ready (PyTorch's 25 MB default).
+    :param find_unused_parameters: allow forwards that leave parameters out of the loss.
+    :param check_reduction: accepted, no effect (deprecated in PyTorch).
+    :param gradient_as_bucket_view: accepted, no effect.
+    :param static_graph: accepted, no effect.
     """
 
     def __init__(self, module: Module, device_ids=None, output_device=None, dim: int = 0,

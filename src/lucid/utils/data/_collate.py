@@ -23,7 +23,18 @@ def _is_numpy(x) -> bool:
 
 
 def default_collate(batch: list):
-    """Collate a list of samples into a batch (see the module docstring for the rules)."""
+    """Collate a list of samples into a batch (see the module docstring for the rules).
+
+    :param batch: a list of samples: tensors are stacked along a new first dimension, numbers and numpy arrays
+        become tensors, and tuples, lists and dicts are collated field by field.
+    :returns: the batch.
+
+    >>> import lucid
+    >>> from lucid.utils.data import default_collate
+    >>> default_collate([(lucid.tensor([1.0]), 0), (lucid.tensor([2.0]), 1)])
+    [Tensor([[1.],
+            [2.]]), Tensor([0, 1])]
+    """
     elem = batch[0]
     if isinstance(elem, Tensor):
         return stack(list(batch), 0)
@@ -55,7 +66,11 @@ def default_collate(batch: list):
 
 def default_convert(data):
     """Convert one (unbatched) sample: numpy arrays and scalars become tensors, containers are walked, anything
-    else (tensors, numbers, strings) is returned as it is."""
+    else (tensors, numbers, strings) is returned as it is.
+
+    :param data: one sample.
+    :returns: the sample with numpy arrays and numbers turned into tensors.
+    """
     if isinstance(data, Tensor):
         return data
     if _is_numpy(data):

@@ -12,7 +12,7 @@ import threading
 import mlx.core as mx
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _random
 from ..._random import next_key
 from ..._threads import adopt_thread, tolist
 
@@ -22,7 +22,15 @@ _U64 = 1 << 64
 
 class Generator:
     """A random number generator with its own state: ``Generator().manual_seed(0)`` makes the shuffles of a
-    ``DataLoader(..., shuffle=True, generator=g)`` reproducible without touching lucid's global seed."""
+    ``DataLoader(..., shuffle=True, generator=g)`` reproducible without touching lucid's global seed.
+
+    :param device: accepted for PyTorch's signature (MLX's random draws are device independent).
+
+    >>> import lucid
+    >>> g = lucid.Generator().manual_seed(0)
+    >>> g.initial_seed()
+    0
+    """
 
     def __init__(self, device="cpu"):
         self.device = _dtype.device(device)
@@ -68,6 +76,42 @@ class Generator:
 
     def __repr__(self):
         return f"<lucid.Generator object, initial_seed={self._seed}>"
+
+
+class DefaultGenerator(Generator):
+    """``lucid.default_generator``: the global generator (``lucid.manual_seed``, ``lucid.get_rng_state``, the
+    random ops called without ``generator=``) seen as a Generator, as PyTorch's ``torch.default_generator``."""
+
+    def __init__(self):
+        self.device = _dtype.device("cpu")
+
+    def manual_seed(self, seed: int) -> "DefaultGenerator":
+        _random.manual_seed(seed)
+        return self
+
+    def seed(self) -> int:
+        s = int.from_bytes(os.urandom(8), "little")
+        _random.manual_seed(s)
+        return s
+
+    def initial_seed(self) -> int:
+        return _random.initial_seed()
+
+    def get_state(self):
+        return _random.get_rng_state()
+
+    def set_state(self, new_state) -> "DefaultGenerator":
+        _random.set_rng_state(new_state)
+        return self
+
+    def next_key(self) -> mx.array:
+        return _random.next_key()
+
+    def __repr__(self):
+        return "<lucid.default_generator>"
+
+
+default_generator = DefaultGenerator()
 
 
 def numpy_rng(generator: Generator | None) -> np.random.Generator:

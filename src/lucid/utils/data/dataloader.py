@@ -23,6 +23,13 @@ from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 @dataclass(frozen=True)
 class WorkerInfo:
+    """What ``get_worker_info()`` returns while a batch is fetched with ``num_workers > 0``.
+
+    :param id: the worker's id (always 0: lucid loads in the main process).
+    :param num_workers: the number of workers (always 1).
+    :param seed: the worker's seed.
+    :param dataset: the dataset being loaded.
+    """
     id: int
     num_workers: int
     seed: int
@@ -77,7 +84,34 @@ class DataLoader:
     shorter batch is dropped when ``drop_last``. ``batch_sampler`` yields whole lists of indices instead, and
     ``batch_size=None`` turns batching off (each sample goes through ``default_convert``). ``generator`` seeds the
     shuffling (``lucid.Generator().manual_seed(0)``); without it shuffles draw from lucid's global generator.
-    See the module docstring for ``num_workers``."""
+    See the module docstring for ``num_workers``.
+
+    :param dataset: a map-style ``Dataset`` (``__getitem__``/``__len__``) or an ``IterableDataset``.
+    :param batch_size: samples per batch; None turns batching off.
+    :param shuffle: draw indices at random (a ``RandomSampler``); default False.
+    :param sampler: the indices to fetch, in order (exclusive with ``shuffle``).
+    :param batch_sampler: yields whole lists of indices (exclusive with ``batch_size``, ``shuffle``, ``sampler``,
+        ``drop_last``).
+    :param num_workers: worker processes in PyTorch; lucid loads in the main process (see the module docstring).
+    :param collate_fn: merges a list of samples into a batch; default ``default_collate``.
+    :param pin_memory: accepted; MLX memory is unified, so nothing is pinned.
+    :param drop_last: drop the last batch when it is shorter than ``batch_size``.
+    :param timeout: accepted for PyTorch's signature (must be >= 0).
+    :param worker_init_fn: with ``num_workers > 0``, called as ``worker_init_fn(0)`` at the start of each pass
+        (lucid's one in-process worker).
+    :param multiprocessing_context: accepted for PyTorch's signature.
+    :param generator: the ``Generator`` that drives shuffling and random samplers.
+    :param prefetch_factor: accepted with ``num_workers > 0``, as in PyTorch.
+    :param persistent_workers: accepted with ``num_workers > 0``, as in PyTorch.
+    :param pin_memory_device: accepted for PyTorch's signature.
+    :param in_order: accepted for PyTorch's signature (batches always come in order).
+
+    >>> import lucid
+    >>> from lucid.utils.data import DataLoader, TensorDataset
+    >>> ds = TensorDataset(lucid.arange(10.0).reshape(5, 2), lucid.arange(5))
+    >>> [y.tolist() for _, y in DataLoader(ds, batch_size=2)]
+    [[0, 1], [2, 3], [4]]
+    """
 
     def __init__(self, dataset: Dataset, batch_size: int | None = 1, shuffle: bool | None = None,
                  sampler: Sampler | None = None, batch_sampler: Sampler | None = None, num_workers: int = 0,

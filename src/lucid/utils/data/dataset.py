@@ -77,7 +77,11 @@ class StackDataset(Dataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``, in that order."""
+    """The samples of ``dataset`` at ``indices``, in that order.
+
+    :param dataset: the dataset to take samples from.
+    :param indices: the indices of the samples, in order.
+    """
 
     def __init__(self, dataset: Dataset, indices: Sequence[int]):
         self.dataset = dataset
@@ -100,7 +104,15 @@ class Subset(Dataset):
 
 class ConcatDataset(Dataset):
     """Map-style datasets one after the other: index ``i`` falls in the first dataset whose cumulative size
-    exceeds it."""
+    exceeds it.
+
+    :param datasets: the map-style datasets, in order (none may be an ``IterableDataset``).
+
+    >>> from lucid.utils.data import ConcatDataset
+    >>> ds = ConcatDataset([[1, 2], [3]])
+    >>> len(ds), ds[2]
+    (3, 3)
+    """
 
     def __init__(self, datasets: Iterable[Dataset]):
         self.datasets = list(datasets)
@@ -127,7 +139,10 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """Iterable datasets one after the other."""
+    """Iterable datasets one after the other.
+
+    :param datasets: the ``IterableDataset`` objects, iterated in order.
+    """
 
     def __init__(self, datasets: Iterable[Dataset]):
         self.datasets = datasets
@@ -148,7 +163,19 @@ def random_split(dataset: Dataset, lengths: Sequence[int | float],
 
     ``lengths`` are sizes that add up to ``len(dataset)``, or fractions that add up to 1: each split then gets
     ``floor(len * frac)`` items and the remainder is dealt out one by one from the first split on (PyTorch's rule).
-    Without ``generator`` the permutation is drawn from lucid's global generator (``lucid.manual_seed``)."""
+    Without ``generator`` the permutation is drawn from lucid's global generator (``lucid.manual_seed``).
+
+    :param dataset: the dataset to split.
+    :param lengths: the subsets' lengths (summing to ``len(dataset)``) or fractions (summing to 1; the remainder is
+        spread one by one over the first subsets, as PyTorch does).
+    :param generator: the ``Generator`` to draw the permutation from.
+    :returns: a list of ``Subset`` objects.
+
+    >>> import lucid
+    >>> from lucid.utils.data import random_split
+    >>> [len(s) for s in random_split(range(10), [0.7, 0.3], generator=lucid.Generator().manual_seed(0))]
+    [7, 3]
+    """
     lengths = list(lengths)
     n = len(dataset)
     total = sum(lengths)

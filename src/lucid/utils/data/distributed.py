@@ -25,7 +25,20 @@ def register_world(fn: Callable[[], tuple[int, int]]) -> None:
 class DistributedSampler(Sampler):
     """Indices of ``dataset`` for process ``rank`` of ``num_replicas`` (defaults: the process group's rank and
     world size). Call ``set_epoch(epoch)`` before each epoch for a fresh shuffle; every rank yields
-    ``len(self)`` indices."""
+    ``len(self)`` indices.
+
+    :param dataset: the dataset to shard.
+    :param num_replicas: the number of processes; default the process group's world size.
+    :param rank: this process's rank; default the process group's.
+    :param shuffle: shuffle the indices (the same permutation on every rank, from ``seed`` and the epoch).
+    :param seed: the shuffling seed, identical on every rank.
+    :param drop_last: drop the tail so that every rank gets ``len(dataset) // num_replicas`` indices; otherwise the
+        indices are padded by repeating the first ones, as PyTorch does.
+
+    >>> from lucid.utils.data import DistributedSampler
+    >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
+    [1, 3, 0]
+    """
 
     def __init__(self, dataset, num_replicas: int | None = None, rank: int | None = None, shuffle: bool = True,
                  seed: int = 0, drop_last: bool = False):

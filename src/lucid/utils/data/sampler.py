@@ -12,7 +12,10 @@ from ._generator import Generator, numpy_rng
 
 
 class Sampler:
-    """Base class: subclasses define ``__iter__`` (indices) and, where they can, ``__len__``."""
+    """Base class: subclasses define ``__iter__`` (indices) and, where they can, ``__len__``.
+
+    :param data_source: accepted for PyTorch's signature (subclasses keep what they need).
+    """
 
     def __init__(self, data_source=None):
         pass
@@ -22,7 +25,14 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """0, 1, ..., len(data_source) - 1."""
+    """0, 1, ..., len(data_source) - 1.
+
+    :param data_source: the dataset (anything with ``len``).
+
+    >>> from lucid.utils.data import SequentialSampler
+    >>> list(SequentialSampler(range(3)))
+    [0, 1, 2]
+    """
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -49,7 +59,18 @@ _CHUNK = 1024  # indices drawn at a time with replacement
 
 class RandomSampler(Sampler):
     """Random indices: a fresh permutation per pass (``num_samples`` beyond ``len(data_source)`` chains several
-    permutations), or ``num_samples`` independent draws with ``replacement=True``."""
+    permutations), or ``num_samples`` independent draws with ``replacement=True``.
+
+    :param data_source: the dataset (anything with ``len``).
+    :param replacement: draw ``num_samples`` indices independently (with repetition).
+    :param num_samples: how many indices per pass; default ``len(data_source)``.
+    :param generator: the ``Generator`` to draw from; default lucid's global one.
+
+    >>> import lucid
+    >>> from lucid.utils.data import RandomSampler
+    >>> sorted(RandomSampler(range(4), generator=lucid.Generator().manual_seed(0)))
+    [0, 1, 2, 3]
+    """
 
     def __init__(self, data_source, replacement: bool = False, num_samples: int | None = None,
                  generator: Generator | None = None):
@@ -80,7 +101,11 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in a random order, a fresh one per pass."""
+    """The given indices in a random order, a fresh one per pass.
+
+    :param indices: the indices to permute.
+    :param generator: the ``Generator`` to draw from; default lucid's global one.
+    """
 
     def __init__(self, indices: Sequence[int], generator: Generator | None = None):
         self.indices = indices
@@ -95,7 +120,18 @@ class SubsetRandomSampler(Sampler):
 
 
 class WeightedRandomSampler(Sampler):
-    """``num_samples`` indices in [0, len(weights)) drawn with probability proportional to ``weights``."""
+    """``num_samples`` indices in [0, len(weights)) drawn with probability proportional to ``weights``.
+
+    :param weights: one non-negative weight per index (a sequence or a 1-d tensor).
+    :param num_samples: how many indices per pass.
+    :param replacement: draw with repetition (without it, each index at most once).
+    :param generator: the ``Generator`` to draw from; default lucid's global one.
+
+    >>> import lucid
+    >>> from lucid.utils.data import WeightedRandomSampler
+    >>> list(WeightedRandomSampler([0.0, 1.0, 0.0], 3))
+    [1, 1, 1]
+    """
 
     def __init__(self, weights: Sequence[float], num_samples: int, replacement: bool = True,
                  generator: Generator | None = None):
@@ -125,7 +161,16 @@ class WeightedRandomSampler(Sampler):
 
 class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size``; the last, shorter batch is kept unless
-    ``drop_last``."""
+    ``drop_last``.
+
+    :param sampler: a ``Sampler`` or any iterable of indices.
+    :param batch_size: indices per batch (a positive int).
+    :param drop_last: drop the last batch when it is shorter.
+
+    >>> from lucid.utils.data import BatchSampler, SequentialSampler
+    >>> list(BatchSampler(SequentialSampler(range(5)), batch_size=2, drop_last=False))
+    [[0, 1], [2, 3], [4]]
+    """
 
     def __init__(self, sampler: Sampler | Iterable[int], batch_size: int, drop_last: bool):
         _check_positive_int("batch_size", batch_size)

@@ -8,31 +8,19 @@ import numpy as np
 
 import lucid
 
+from ._color import adjust_gamma, adjust_sharpness, autocontrast, convert_image_dtype, equalize, invert, posterize, \
+    solarize
+from ._geometry import affine, perspective, rotate
+from ._image import _batched, _blend, _check_colour_channels, _check_image, _check_tensor_image, _unbatched, \
+    get_dimensions
 from ._pil import InterpolationMode, interpolation_mode, is_pil, pil, pil_filter
 
 __all__ = ["InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
            "pil_to_tensor", "to_pil_image", "normalize", "resize", "crop", "center_crop", "resized_crop", "pad",
            "hflip", "vflip", "rgb_to_grayscale", "to_grayscale", "adjust_brightness", "adjust_contrast",
-           "adjust_saturation", "adjust_hue", "gaussian_blur", "erase"]
-
-
-def _check_image(img):
-    if not (is_pil(img) or isinstance(img, lucid.Tensor)):
-        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
-
-
-def _check_tensor_image(img):
-    if img.ndim < 2:
-        raise TypeError("Tensor is not a torch image.")
-
-
-def get_dimensions(img) -> list[int]:
-    """[channels, height, width]."""
-    _check_image(img)
-    if is_pil(img):
-        return [len(img.getbands()), img.height, img.width]
-    _check_tensor_image(img)
-    return [1 if img.ndim == 2 else int(img.shape[-3]), int(img.shape[-2]), int(img.shape[-1])]
+           "adjust_saturation", "adjust_hue", "gaussian_blur", "erase", "rotate", "affine", "invert", "posterize",
+           "solarize", "adjust_sharpness", "autocontrast", "equalize", "adjust_gamma", "convert_image_dtype",
+           "perspective"]
 
 
 def get_image_size(img) -> list[int]:
@@ -127,6 +115,9 @@ def to_pil_image(pic, mode=None):
     return Image.fromarray(np.ascontiguousarray(arr), mode=mode)
 
 
+_NUMPY_FLOATS = {lucid.float16: np.float16, lucid.float32: np.float32, lucid.float64: np.float64}
+
+
 def normalize(tensor, mean, std, inplace=False):
     """(tensor - mean) / std per channel of a float (..., C, H, W) tensor."""
     if not isinstance(tensor, lucid.Tensor):
@@ -136,9 +127,17 @@ def normalize(tensor, mean, std, inplace=False):
     if tensor.ndim < 3:
         raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got tensor.size() = "
                          f"{tuple(tensor.shape)}")
+    as_numpy = _NUMPY_FLOATS.get(tensor.dtype)
+    if as_numpy is not None and not isinstance(std, lucid.Tensor):
+        # the user's constants, checked in numpy: a tensor check would wait for the device once per image
+        zero = bool(np.any(np.asarray(std, dtype=np.float64).astype(as_numpy) == 0))
+    else:
+        zero = None
     mean = lucid.as_tensor(mean, dtype=tensor.dtype)
     std = lucid.as_tensor(std, dtype=tensor.dtype)
-    if bool((std == 0).any()):  # the user's constants, not the image: one check before any work
+    if zero is None:
+        zero = bool((std == 0).any())
+    if zero:
         raise ValueError(f"std evaluated to zero after conversion to {tensor.dtype}, leading to division by zero.")
     if mean.ndim == 1:
         mean = mean.view(-1, 1, 1)
@@ -170,18 +169,6 @@ def _resized_size(h: int, w: int, size, max_size):
         if new_long > max_size:
             new_short, new_long = int(max_size * new_short / new_long), max_size
     return (new_long, new_short) if w <= h else (new_short, new_long)
-
-
-def _batched(img):
-    """(..., C, H, W) -> (N, C, H, W) and the leading shape to restore."""
-    lead = tuple(img.shape[:-3]) if img.ndim > 3 else None
-    if img.ndim == 2:
-        return img.reshape(1, 1, *img.shape), tuple()
-    return img.reshape(-1, *img.shape[-3:]), lead
-
-
-def _unbatched(out, img):
-    return out.reshape(*img.shape[:-2], *out.shape[-2:])
 
 
 def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
@@ -388,19 +375,6 @@ def to_grayscale(img, num_output_channels: int = 1):
     if not is_pil(img):
         raise TypeError("Input should be PIL Image")
     return rgb_to_grayscale(img, num_output_channels)
-
-
-def _check_colour_channels(img):
-    channels = get_dimensions(img)[0]
-    if channels not in (1, 3):
-        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {channels}")
-    return channels
-
-
-def _blend(img1, img2, ratio: float):
-    """ratio * img1 + (1 - ratio) * img2, clamped to the dtype's range (1 for floats, 255 for bytes)."""
-    bound = 1.0 if img1.is_floating_point() else 255.0
-    return (ratio * img1 + (1.0 - ratio) * img2).clamp(0, bound).to(img1.dtype)
 
 
 def _check_factor(value, name: str):

@@ -7,6 +7,8 @@ import numbers
 import warnings
 from collections.abc import Sequence
 
+import numpy as np
+
 import lucid
 
 from . import functional as F
@@ -18,8 +20,8 @@ __all__ = ["Compose", "ToTensor", "PILToTensor", "ToPILImage", "Normalize", "Res
 
 
 def _uniform(low: float, high: float) -> float:
-    """One draw from U[low, high) (torch.empty(1).uniform_(low, high).item())."""
-    return low + (high - low) * lucid.rand(1).item()
+    """One draw from U[low, high), a float32 value as torch.empty(1).uniform_(low, high).item() gives."""
+    return float(np.float32(low + (high - low) * lucid.rand(1).item()))
 
 
 def _randint(low: int, high: int) -> int:

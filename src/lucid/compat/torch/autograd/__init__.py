@@ -21,3 +21,25 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     inputs = (inputs,) if isinstance(inputs, (_Tensor, graph.GradientEdge)) else tuple(inputs)
     return _lucid_grad(outputs, inputs, grad_outputs, retain_graph, create_graph, only_inputs, allow_unused,
                        is_grads_batched, materialize_grads)
+
+
+class set_multithreading_enabled:
+    """``set_multithreading_enabled(mode)``: PyTorch's switch for running backward on one thread per device, as a
+    context manager (restoring the previous setting on exit). Accepted and recorded; lucid's backward walk always
+    runs on the calling thread, so it changes nothing else."""
+
+    _enabled = [True]
+
+    def __init__(self, mode: bool) -> None:
+        self.mode = bool(mode)
+        self.prev = set_multithreading_enabled._enabled[0]
+        set_multithreading_enabled._enabled[0] = self.mode
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, *exc) -> None:
+        set_multithreading_enabled._enabled[0] = self.prev
+
+    def clone(self) -> "set_multithreading_enabled":
+        return self.__class__(self.mode)

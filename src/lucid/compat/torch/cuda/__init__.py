@@ -8,13 +8,13 @@ import mlx.core as _mx
 
 from lucid import manual_seed as _manual_seed
 from lucid import seed as _seed
+from .._cuda import cuda_available
 from .._unsupported import unsupported as _unsupported
 from . import amp  # noqa: F401
 
 
 def is_available() -> bool:
-    cuda = getattr(_mx, "cuda", None)
-    return cuda is not None and cuda.is_available()
+    return cuda_available()
 
 
 def _require(name: str) -> None:
