@@ -14,6 +14,7 @@ from __future__ import annotations
 import functools
 
 from .._tensor import Tensor
+from ..autograd.function import FunctionCtx
 from ..autograd.graph import AccumulateGrad
 from ._fields import attrs_label, saved
 
@@ -74,19 +75,29 @@ def _shape(shape) -> str:
 
 def draw_graph(tensor, params: dict | None = None, show_attrs: bool = False, show_saved: bool = False,
                max_attr_chars: int = 50):
-    """The autograd graph that produced ``tensor`` (or a tuple/list of tensors) as a ``graphviz.Digraph``.
+    """The autograd graph that produced ``tensor``, as torchviz's ``make_dot`` draws PyTorch's: a
+    ``graphviz.Digraph``, which Jupyter renders inline; ``.render("graph", format="png")`` writes a file and ``.source``
+    is the DOT text (available without Graphviz's ``dot`` program, which rendering needs). Needs the ``graphviz``
+    Python package (``pip install graphviz``).
 
-    In Jupyter it renders inline; ``.render("graph", format="png")`` writes a file and ``.source`` is the DOT text
-    (available without Graphviz's ``dot`` program, which rendering needs). Nodes are named as ``grad_fn`` names them;
-    ``params`` (e.g. ``dict(model.named_parameters())``) names the leaves, shown with their shapes (blue); the result
-    is green. ``show_saved=True`` adds the tensors each node saved for backward (orange, named by PyTorch's
-    ``_saved_*`` field: ``mat1``/``mat2``, ``self``/``other``, ``result``...); ``show_attrs=True`` lists in each node's
-    box its other saved values under PyTorch's field names (``dim``, ``keepdim``, ``alpha``, ``self_sym_sizes``...,
-    saved tensors as ``[saved tensor]``), each cut to ``max_attr_chars`` characters, as torchviz's ``make_dot``. Needs
-    the ``graphviz`` Python package (``pip install graphviz``)::
+    :param tensor: the result, or a tuple/list of results (each drawn green).
+    :param params: ``{name: tensor}`` (e.g. ``dict(model.named_parameters())``): the names of the leaves, drawn blue
+        with their shapes. Nodes are named as ``grad_fn`` names them (``AddmmBackward0``).
+    :param show_attrs: list in each node's box what it saved for backward under PyTorch's ``_saved_*`` field names
+        (``dim``, ``keepdim``, ``alpha``, ``self_sym_sizes``..., saved tensors as ``[saved tensor]``).
+    :param show_saved: draw the tensors each node saved for backward (orange), named by PyTorch's field (``mat1``,
+        ``mat2``, ``self``, ``other``, ``result``...).
+    :param max_attr_chars: with ``show_attrs``, the most characters of a value shown (longer ones end in ``...``).
 
-        model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
-        lucid.viz.draw_graph(model(x).mean(), params=dict(model.named_parameters()))
+    >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> dot = lucid.viz.draw_graph((x * x.exp()).sum(), show_attrs=True)
+    >>> print(dot.source)
+    digraph {
+    ...MulBackward0
+    ---------------------
+    other: [saved tensor]
+    self : [saved tensor]"]
+    ...
     """
     roots = tuple(tensor) if isinstance(tensor, (tuple, list)) else (tensor,)
     for t in roots:
@@ -125,7 +136,11 @@ def draw_graph(tensor, params: dict | None = None, show_attrs: bool = False, sho
             dot.node(str(id(node)), leaf_label(node.variable), fillcolor="lightblue")
             continue
         tensors, attrs = saved(node) if show_attrs or show_saved else ((), {})
-        dot.node(str(id(node)), attrs_label(node.name(), tensors, attrs, max_attr_chars) if show_attrs else node.name())
+        if show_attrs:  # (a custom Function's node has no _saved_* fields in PyTorch: its box is its name)
+            fields = () if isinstance(node, FunctionCtx) else tensors
+            dot.node(str(id(node)), attrs_label(node.name(), fields, attrs, max_attr_chars))
+        else:
+            dot.node(str(id(node)), node.name())
         if show_saved:
             for i, (label, shape) in enumerate(tensors):
                 key = f"{id(node)}.saved{i}"
