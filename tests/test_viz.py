@@ -99,6 +99,12 @@ def test_draw_graph_on_every_zoo_model(name, model, data):
     for pname, p in model.named_parameters():
         assert f'"{pname}\n(' in src, pname  # every parameter appears, named
     assert "Backward" in src
+    full = lucid.viz.draw_graph(_first_tensor(out).sum(), show_attrs=True, show_saved=True).source
+    assert "fillcolor=orange" in full and "[saved tensor]" in full
+    # every saved field named as PyTorch's are (an identifier, a shape field or name[i]), never by bare position
+    fields = re.findall(r"^(\S+?) *: ", full, re.M) + re.findall(r'label="(\S+)\n\(.*fillcolor=orange', full)
+    assert fields and all(re.fullmatch(r"[a-z][a-z0-9_]*(\[\d+\])?", f) and not re.fullmatch(r"arg\d+", f)
+                          for f in fields), sorted(set(fields))
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot program is not installed")
@@ -155,6 +161,13 @@ SAVED_CASES = [
     ("indexing", lambda m, F, a, i, j: a[i].sum() + a.gather(1, j).sum() + F.embedding(i, a).sum(),
      (_r(2, 3), np.array([0, 1]), np.array([[0], [2]])), (True, False, False),
      {"self", "sparse_grad", "padding_idx", "scale_grad_by_freq", "sparse"}, ()),
+    ("batch_norm", lambda m, F, a, w, b: F.batch_norm(a, m.zeros(3), m.ones(3), w, b, training=True).sum()
+     + F.batch_norm(a, m.zeros(3), m.ones(3), w, b, eps=1e-3).sum(), (_r(4, 3), _r(3), _r(3)), None,
+     {"running_mean", "running_var", "result1", "result2"}, ()),
+    ("activations", lambda m, F, a: F.leaky_relu(a, 0.2) + F.hardtanh(a) + F.silu(a) + a.norm(dim=1, keepdim=True),
+     (_r(2, 3),), None, {"ord"}, ()),  # (lucid keeps ord as a float: PyTorch shows the number as given)
+    ("slicing", lambda m, F, a: a[1].sum() + a[:, 1:].sum() + a[:, None].squeeze(1).sum() + a[None].squeeze().sum(),
+     (_r(2, 3),), None, {"dim", "index", "start", "end", "step"}, ()),
     ("where", lambda m, F, c, a, b: m.where(c, a, b), (_r(2, 3) > 0, _r(2, 3), _r(2, 3)), (False, True, True), (),
      {"self", "other"}),  # lucid's where keeps both branches (its backward reads their shapes and dtypes)
 ]

@@ -76,6 +76,15 @@ FIELDS: dict = {
     "LogsumexpBackward0": ("self dim keepdim", {}, ""),
     "StackBackward0": ("", {"dim": "dim"}, ""),
     "CumsumBackward0": ("- dim -", {}, ""),
+    # (lucid's statistics arguments are the batch's in training, the running ones in evaluation: not named)
+    "NativeBatchNormBackward0": ("input weight - - - training eps", {}, ""),
+    "LeakyReluBackward0": ("self negative_slope", {}, ""),
+    "HardtanhBackward0": ("self min_val max_val", {}, ""),
+    "LinalgVectorNormBackward0": ("self - dim keepdim", {}, ""),
+    "SliceBackward0": ("- -", {}, "self_sym_sizes"),
+    "SelectBackward0": ("- -", {}, "self_sym_sizes"),
+    "SqueezeBackward0": ("- -", {}, "self_sym_sizes"),
+    "SqueezeBackward1": ("- -", {}, "self_sym_sizes"),
 }
 _REDUCTION = {"none": 0, "mean": 1, "sum": 2}  # PyTorch keeps the enum's value
 
