@@ -18,9 +18,26 @@ from ..ops._core import OpNode
 # that declares the op): (PyTorch's field for each positional argument, "-" for one PyTorch does not keep;
 # {lucid keyword: field}; fields PyTorch derives from an argument's shape — ``<field>_sym_sizes``, ``_sym_numel``,
 # ``_sym_argsize_0``, and ``_sym_strides``, kept only for an argument that requires grad — or always holds the same
-# value, ``alpha=1``). A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where
+# value, ``alpha=1``; or a function of the arguments giving ({field: value}, {saved tensor: its shape in PyTorch})). A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where
 # lucid keeps a tuple); one ending in ``^T`` holds the transpose of lucid's argument (PyTorch's linear multiplies by
 # ``weight.t()``, a view: mat2 is that view, lucid keeps the weight).
+def _convolution(args) -> tuple[dict, dict]:
+    """PyTorch's convolution fields from lucid's ``(x, w[, bias], stride, lo, hi, dilation, input_dilation, groups,
+    transposed)`` (ops/conv.py): a transposed convolution is recorded as the convolution its input gradient is, with
+    the stride as input dilation, the padding as ``dilation * (k - 1) - padding`` and the kernel's channels swapped."""
+    w = args[1]
+    stride, lo, hi, dilation, input_dilation, groups, transposed = args[-7:]
+    k = tuple(w.shape[2:])
+    fields = {"dilation": dilation, "groups": groups, "transposed": transposed,
+              "bias_sym_sizes_opt": (args[2].shape[0],) if len(args) == 10 and args[2] is not None else (0,)}
+    if not transposed:
+        fields.update(stride=stride, padding=lo, output_padding=(0,) * len(k))
+        return fields, {}
+    fields.update(stride=input_dilation, padding=tuple(d * (n - 1) - a for d, n, a in zip(dilation, k, lo)),
+                  output_padding=tuple(b - a for a, b in zip(lo, hi)))
+    return fields, {"weight": (w.shape[1] * groups, w.shape[0] // groups) + k}
+
+
 _MM = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
 _ADDMM = "mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides"
 FIELDS: dict = {
@@ -47,8 +64,7 @@ FIELDS: dict = {
     "SoftmaxBackward0": ("- dim[0]", {}, ""),
     "LogSoftmaxBackward0": ("- dim[0]", {}, ""),
     "GeluBackward0": ("self approximate -", {}, ""),
-    "ConvolutionBackward0/9": ("input weight stride padding - dilation - groups -", {}, ""),
-    "ConvolutionBackward0": ("input weight - stride padding - dilation - groups -", {}, ""),
+    "ConvolutionBackward0": ("input weight", {}, _convolution),
     "NllLossBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
     "NllLoss2DBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
     "NativeLayerNormBackward0": ("input weight bias - -", {}, ""),  # (lucid keeps the axes, not the shape)
@@ -98,7 +114,7 @@ def _fields(node):
     if spec is None:
         return None
     names, kw, extra = spec
-    return tuple(None if n == "-" else n for n in names.split()), kw, tuple(extra.split())
+    return tuple(None if n == "-" else n for n in names.split()), kw, extra if callable(extra) else extra.split()
 
 
 def _is_array(v) -> bool:
@@ -140,6 +156,9 @@ def saved(node) -> tuple[list, dict]:
         # a node the table does not list: its tensors as PyTorch's unary and binary ops name them (self, other, then
         # tensor2, tensor3... as addcmul's), its keywords under their own names (lucid's are PyTorch's), nothing else
         names, kw, extra = fields or (("self", "other") + tuple(f"tensor{i}" for i in range(2, len(args))), None, ())
+        shapes = {}  # {saved tensor: its shape in PyTorch}, where lucid keeps it in another form
+        if callable(extra):
+            attrs, shapes = extra(args)
         kept = node.save_needs  # None: every tensor argument; else those whose gradient needs it (PyTorch's mm
         # keeps mat2 only when mat1 requires grad)
         # {field: (argument's position, argument, held transposed)}; PyTorch's self_sym_sizes is the first
@@ -155,7 +174,7 @@ def saved(node) -> tuple[list, dict]:
                 if not (node.save_args and live):
                     continue
                 if kept is None or any(node.next[j] is not None for j in kept.get(i, ())):
-                    tensors.append((name, a.shape[::-1] if transposed else a.shape))
+                    tensors.append((name, shapes.get(name, a.shape[::-1] if transposed else a.shape)))
                 elif kept:  # not needed, so not kept: PyTorch's field holds None (a mm's mat2 when mat1 needs no grad)
                     attrs[name] = None
             elif isinstance(a, mx.array) or isinstance(a, tuple) and a and all(_is_array(x) for x in a):
@@ -173,7 +192,7 @@ def saved(node) -> tuple[list, dict]:
                     tensors.append((name, v.shape))
             else:
                 attrs[name] = _REDUCTION.get(v, v) if name == "reduction" else v
-        for e in extra:
+        for e in () if callable(extra) else extra:
             if "=" in e:
                 name, value = e.split("=")
                 attrs[name] = int(value)
