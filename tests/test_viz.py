@@ -160,8 +160,8 @@ SAVED_CASES = [
      {"ignore_index", "total_weight"}, ()),
     ("nll_weighted", lambda m, F, a, t, w: F.nll_loss(a, t, weight=w, reduction="sum"),
      (_r(2, 3), np.array([0, 2]), np.ones(3, np.float32)), (True, False, False), {"ignore_index", "total_weight"}, ()),
-    ("layer_norm", lambda m, F, a: F.layer_norm(a, (3,)), (_r(2, 3),), None,
-     {"normalized_shape", "result1", "result2"}, ()),
+    ("layer_norm", lambda m, F, a, w, b: F.layer_norm(a, (3,)).sum() + F.layer_norm(a, (2, 3), w, b).sum(),
+     (_r(2, 3), _r(2, 3), _r(2, 3)), None, {"result1", "result2"}, ()),
     ("indexing", lambda m, F, a, i, j: a[i].sum() + a.gather(1, j).sum() + F.embedding(i, a).sum(),
      (_r(2, 3), np.array([0, 1]), np.array([[0], [2]])), (True, False, False),
      {"self", "sparse_grad", "padding_idx", "scale_grad_by_freq", "sparse"}, ()),
@@ -257,9 +257,13 @@ def test_show_attrs_lists_saved_values_as_torchviz():
     assert "self_sym_sizes: (1, 3)" in text and "-" * 22 in text
     short = "".join(lucid.viz.draw_graph(y, show_attrs=True, max_attr_chars=4).body)
     assert "self_sym_sizes: (..." in short  # values cut to max_attr_chars, as torchviz
-    src = lucid.viz.draw_graph((x * x).exp(), show_attrs=True).source
+    z = (x * x).exp().sum(1, keepdim=True)
+    src = lucid.viz.draw_graph(z, show_attrs=True).source
     assert "other: [saved tensor]" in src and "result: [saved tensor]" in src
     assert "fillcolor=orange" not in src  # show_attrs alone draws no saved-tensor boxes
+    z.backward()  # frees the saved tensors; the other fields stay, as in PyTorch
+    src = lucid.viz.draw_graph(z, show_attrs=True).source
+    assert "[saved tensor]" not in src and "self_sym_sizes: (1, 3)" in src and "label=MulBackward0" in src
 
 
 def _canonical(dot, merge_accumulate: bool):

@@ -38,6 +38,12 @@ def _convolution(args) -> tuple[dict, dict]:
     return fields, {"weight": (w.shape[1] * groups, w.shape[0] // groups) + k}
 
 
+def _layer_norm(args) -> tuple[dict, dict]:
+    """lucid's layer_norm keeps the normalized axes; PyTorch the trailing shape they cover."""
+    x, axes = args[0], args[3]
+    return {"normalized_shape": tuple(x.shape[len(x.shape) - len(axes):])}, {}
+
+
 _MM = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
 _ADDMM = "mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides"
 FIELDS: dict = {
@@ -67,7 +73,7 @@ FIELDS: dict = {
     "ConvolutionBackward0": ("input weight", {}, _convolution),
     "NllLossBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
     "NllLoss2DBackward0": ("self weight", {"safe": "target", "reduction": "reduction"}, ""),
-    "NativeLayerNormBackward0": ("input weight bias - -", {}, ""),  # (lucid keeps the axes, not the shape)
+    "NativeLayerNormBackward0": ("input weight bias - -", {}, _layer_norm),
     "ViewBackward0": ("- -", {}, "self_sym_sizes"),
     "UnsqueezeBackward0": ("- -", {}, ""),
     "ExpandBackward0": ("- -", {}, "self_sym_sizes"),
