@@ -14,13 +14,6 @@ from .._tensor import Tensor
 from ..autograd.function import FunctionCtx
 from ..ops._core import OpNode
 
-# node name (``name/N`` when it depends on the number of positional arguments N, ``name module`` on the lucid module
-# that declares the op): (PyTorch's field for each positional argument, "-" for one PyTorch does not keep;
-# {lucid keyword: field}; fields PyTorch derives from an argument's shape — ``<field>_sym_sizes``, ``_sym_numel``,
-# ``_sym_argsize_0``, and ``_sym_strides``, kept only for an argument that requires grad — or always holds the same
-# value, ``alpha=1``; or a function of the arguments giving ({field: value}, {saved tensor: its shape in PyTorch})). A field ending in ``[0]`` takes the first entry of lucid's tuple (PyTorch keeps one dim where
-# lucid keeps a tuple); one ending in ``^T`` holds the transpose of lucid's argument (PyTorch's linear multiplies by
-# ``weight.t()``, a view: mat2 is that view, lucid keeps the weight).
 def _convolution(args) -> tuple[dict, dict]:
     """PyTorch's convolution fields from lucid's ``(x, w[, bias], stride, lo, hi, dilation, input_dilation, groups,
     transposed)`` (ops/conv.py): a transposed convolution is recorded as the convolution its input gradient is, with
@@ -44,6 +37,14 @@ def _layer_norm(args) -> tuple[dict, dict]:
     return {"normalized_shape": tuple(x.shape[len(x.shape) - len(axes):])}, {}
 
 
+# node name (or ``name module``, for the node of an op declared in that lucid module): (PyTorch's field for each
+# positional argument, "-" for one PyTorch does not keep; {lucid keyword: field}; the fields PyTorch derives from an
+# argument's shape — ``<field>_sym_sizes``, ``_sym_numel``, ``_sym_argsize_0``, and ``_sym_strides``, kept only for an
+# argument that requires grad — or always holds the same value, ``alpha=1``; or a function of the arguments giving
+# ({field: value}, {saved tensor: its shape in PyTorch})). A field ending in ``[0]`` takes the first entry of lucid's
+# tuple (PyTorch keeps one dim where lucid keeps a tuple); one ending in ``^T`` holds the transpose of lucid's
+# argument (PyTorch's linear multiplies by ``weight.t()``, a view: mat2 is that view, lucid keeps the weight).
+# A node not listed shows its saved tensors as ``self``, ``other``..., the names of PyTorch's unary and binary ops.
 _MM = "self_sym_sizes self_sym_strides mat2_sym_sizes mat2_sym_strides"
 _ADDMM = "mat1_sym_sizes mat1_sym_strides mat2_sym_sizes mat2_sym_strides"
 FIELDS: dict = {
@@ -62,11 +63,6 @@ FIELDS: dict = {
     "MeanBackward1": ("- dim keepdim", {}, "self_sym_numel self_sym_sizes"),
     "PowBackward0": ("self exponent", {}, ""),
     "PowBackward1": ("self exponent", {}, ""),
-    "ExpBackward0": ("-", {}, ""),
-    "TanhBackward0": ("-", {}, ""),
-    "SigmoidBackward0": ("-", {}, ""),
-    "ReluBackward0": ("-", {}, ""),
-    "SqrtBackward0": ("-", {}, ""),
     "SoftmaxBackward0": ("- dim[0]", {}, ""),
     "LogSoftmaxBackward0": ("- dim[0]", {}, ""),
     "GeluBackward0": ("self approximate -", {}, ""),
@@ -79,12 +75,13 @@ FIELDS: dict = {
     "ExpandBackward0": ("- -", {}, "self_sym_sizes"),
     "TransposeBackward0": ("- dim0 dim1", {}, ""),
     "PermuteBackward0": ("- dims", {}, ""),
-    "TBackward0": ("-", {}, ""),
     "IndexBackward0": ("- indices", {}, "self_sym_sizes"),
     "GatherBackward0": ("self index dim", {}, ""),
     "CatBackward0": ("", {"dim": "dim"}, ""),
     "MaxBackward1": ("self - -", {}, ""),
+    "MaxPool1DWithIndicesBackward0": ("self kernel_size", {}, ""),
     "MaxPool2DWithIndicesBackward0": ("self kernel_size", {}, ""),
+    "MaxPool3DWithIndicesBackward0": ("self kernel_size", {}, ""),
     "EmbeddingBackward0": ("weight indices -", {}, "weight_sym_argsize_0"),
     "ClampBackward1": ("self min max", {}, ""),
     "WhereBackward0": ("condition self other", {}, ""),
@@ -116,7 +113,7 @@ def _fields(node):
     name = node.name()
     vjp = node.vjp_all or node.vjps[0]
     module = getattr(vjp, "__module__", "").rpartition(".")[2]
-    spec = FIELDS.get(f"{name} {module}") or FIELDS.get(f"{name}/{len(node.args)}") or FIELDS.get(name)
+    spec = FIELDS.get(f"{name} {module}") or FIELDS.get(name)
     if spec is None:
         return None
     names, kw, extra = spec
