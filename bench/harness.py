@@ -18,7 +18,9 @@ import numpy as np
 
 from .timing import interleaved
 
-IMPLEMENTATIONS = ("lucid", "mlx", "lucid.compile", "mx.compile", "torch")
+IMPLEMENTATIONS = ("lucid", "mlx", "lucid.compile", "mx.compile", "torch", "compiled model")
+# "compiled model": the eager loop (loss.backward(); optimizer.step()) around lucid.compile(model), one tape node per
+# call (measured on the small programs, issue 21)
 UNCHECKED = ("lucid, no index checks", "lucid.compile, no index checks")  # the cost of lucid._checks
 
 

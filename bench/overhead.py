@@ -13,6 +13,7 @@ several repeats is reported. Python's garbage collector stays on, as in user cod
   forward, no_grad        lucid under lucid.no_grad() (only the Tensor wrapper)   vs  the same chain in MLX
   forward + backward      lucid ``loss.backward()``, then eval of ``x.grad``      vs  ``mx.grad`` of the same function
   backward walk only      lucid's engine walk (no eval), timed alone; MLX has no separate step to compare with
+  ... compiled module     the chain as a module under lucid.compile: one tape node per call  vs  ``mx.grad``
 
 On Linux the ``mlx[cpu]`` wheel bundles the slow reference BLAS, so this script loads Debian's OpenBLAS first
 (``apt-get install libopenblas0-pthread``) and says which BLAS ran. The chain benchmarks do not call BLAS; the
@@ -122,6 +123,28 @@ def lucid_backward_walk(n):
     return dt
 
 
+@functools.cache
+def _compiled_chain(n: int):
+    """The chain as a module under ``lucid.compile``: one tape node per call (traced here, before any timing)."""
+    class Chain(lucid.nn.Module):
+        def forward(self, x):
+            return chain(x, n, lucid.sin)
+
+    module = lucid.compile(Chain())
+    for _ in range(2):  # the first call runs eagerly, the second traces
+        module(lucid.ones(SIZE, requires_grad=True)).sum().backward()
+    return module
+
+
+def lucid_compiled_module(n):
+    module = _compiled_chain(n)
+    x = lucid.ones(SIZE, requires_grad=True)
+    t0 = time.perf_counter()
+    module(x).sum().backward()
+    mx.eval(x.grad.mlx)
+    return time.perf_counter() - t0
+
+
 def measure(fns: dict, n: int, repeats: int) -> dict:
     """Median seconds of each function on a chain of ``n`` ops, runs interleaved (one warm-up round first)."""
     samples = interleaved({k: functools.partial(f, n) for k, f in fns.items()}, repeats)
@@ -155,7 +178,7 @@ def measure_overhead(n: int, repeats: int) -> dict:
     """Median seconds of every variant on a chain of ``n`` ops."""
     return measure({"mlx": mlx_forward, "rec": lucid_forward, "nograd": lucid_forward_no_grad, "mxbuild": mlx_build,
                     "build": lucid_build, "mxgrad": mlx_grad, "fb": lucid_forward_backward,
-                    "walk": lucid_backward_walk}, n, repeats)
+                    "walk": lucid_backward_walk, "cm": lucid_compiled_module}, n, repeats)
 
 
 def recording_overhead_us(t: dict, n: int) -> dict:
@@ -170,6 +193,7 @@ def overhead_table(t: dict, n: int, repeats: int) -> str:
         ("forward, recording, graph build only (no eval)", t["build"], t["mxbuild"], "MLX build"),
         ("forward, under lucid.no_grad()", t["nograd"], t["mlx"], "MLX forward"),
         ("forward + backward", t["fb"], t["mxgrad"], "mx.grad"),
+        ("forward + backward, the chain as one lucid.compile(module) node", t["cm"], t["mxgrad"], "mx.grad"),
     ]
     out = [f"Chain of N = {n} elementwise ops on float32[{SIZE}], median of {repeats} (µs per op or node):", "",
            "| measurement | lucid µs/op | baseline | baseline µs/op | overhead µs/op | ratio |",

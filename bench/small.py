@@ -9,9 +9,9 @@ kernels, decides their speed (issue 21). Two shapes:
 - GCN on a Cora-sized graph: 2,708 nodes, 1,433 sparse binary features (row-normalised), two graph convolutions
   1,433 -> 16 -> 7 (``adj @ (x @ W) + b``, as Kipf's pygcn), cross-entropy on the first 140 nodes (Cora's training
   split), Adam. The normalised adjacency ``D^-1/2 (A + I) D^-1/2`` of a random graph with Cora's 5,278 undirected
-  edges is a **dense** 2,708 x 2,708 matrix: lucid has no sparse tensors yet, so the sparse-adjacency form of the
-  workload is not measured. pygcn's dropout is left out (each framework draws its own random mask, so the losses
-  could not be compared).
+  edges, as a dense 2,708 x 2,708 matrix (``gcn``) and as a sparse COO tensor of its ~13k nonzeros
+  (``gcn_sparse``, ``torch.sparse.mm`` as in pygcn; the MLX twin gathers and scatter-adds). pygcn's dropout is left
+  out (each framework draws its own random mask, so the losses could not be compared).
 
 PyTorch-API models take the framework's root module (``lucid`` or ``torch``); the mlx.nn twins take the same
 weights through the converters.
@@ -118,8 +118,9 @@ def gcn_data(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return x / x.sum(1, keepdims=True), rng.integers(0, GCN["classes"], n)
 
 
-def gcn(root):
-    """pygcn's model without dropout: ``model(features)`` -> (nodes, classes) logits."""
+def gcn(root, sparse: bool = False):
+    """pygcn's model without dropout: ``model(features)`` -> (nodes, classes) logits. ``sparse``: the adjacency is a
+    sparse COO tensor (``adj @ h`` is then ``torch.sparse.mm``, as in pygcn), else dense."""
     nn = root.nn
 
     class GraphConvolution(nn.Module):
@@ -137,7 +138,8 @@ def gcn(root):
             super().__init__()
             self.gc1 = GraphConvolution(GCN["features"], GCN["hidden"])
             self.gc2 = GraphConvolution(GCN["hidden"], GCN["classes"])
-            self.adj = root.from_numpy(cora_adjacency())  # a constant, not a parameter or buffer
+            adj = root.from_numpy(cora_adjacency())
+            self.adj = adj.to_sparse() if sparse else adj  # a constant, not a parameter or buffer
 
         def forward(self, x):
             return self.gc2(root.relu(self.gc1(x, self.adj)), self.adj)
@@ -149,6 +151,10 @@ def gcn_loss(F, model, x, y):
     return F.cross_entropy(model(x)[:GCN["train"]], y[:GCN["train"]])
 
 
+def gcn_sparse(root):
+    return gcn(root, sparse=True)
+
+
 class MLXGraphConvolution(mnn.Module):
     def __init__(self, fan_in, fan_out):
         super().__init__()
@@ -156,23 +162,39 @@ class MLXGraphConvolution(mnn.Module):
         self.bias = mx.zeros((fan_out,))
 
     def __call__(self, x, adj):
-        return adj @ (x @ self.weight) + self.bias
+        return adj(x @ self.weight) + self.bias
 
 
 class MLXGCN(mnn.Module):
-    def __init__(self):
+    """``sparse``: MLX has no sparse arrays; the product with the adjacency's nonzeros is a gather and a scatter-add,
+    as lucid's sparse.mm computes it."""
+
+    def __init__(self, sparse: bool = False):
         super().__init__()
+        self.sparse = sparse
         self.gc1 = MLXGraphConvolution(GCN["features"], GCN["hidden"])
         self.gc2 = MLXGraphConvolution(GCN["hidden"], GCN["classes"])
 
     def __call__(self, x):
-        adj = _mlx_adjacency()
+        adj = _mlx_sparse_product if self.sparse else _mlx_adjacency().__matmul__
         return self.gc2(mnn.relu(self.gc1(x, adj)), adj)
 
 
 @cache
 def _mlx_adjacency() -> mx.array:
     return mx.array(cora_adjacency())
+
+
+@cache
+def _mlx_coo() -> tuple[mx.array, mx.array, mx.array]:
+    a = cora_adjacency()
+    rows, cols = np.nonzero(a)
+    return mx.array(rows), mx.array(cols), mx.array(a[rows, cols])
+
+
+def _mlx_sparse_product(h: mx.array) -> mx.array:
+    rows, cols, vals = _mlx_coo()
+    return mx.zeros((GCN["nodes"], h.shape[1]), h.dtype).at[rows].add(vals[:, None] * h[cols])
 
 
 def mlx_gcn_loss(model, x, y):

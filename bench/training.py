@@ -88,6 +88,9 @@ SPECS = {
     "gcn": Spec("gcn", "GCN on a Cora-sized graph (2,708 nodes, 1,433-16-7, dense adjacency), Adam", small.gcn,
                 small.MLXGCN, small.gcn_weights, small.gcn_data, "Adam", 1e-2, None, loss=small.gcn_loss,
                 mlx_loss=small.mlx_gcn_loss, target_torch=1.5),
+    "gcn_sparse": Spec("gcn_sparse", "GCN on a Cora-sized graph (2,708 nodes, 1,433-16-7, sparse adjacency), Adam",
+                       small.gcn_sparse, partial(small.MLXGCN, sparse=True), small.gcn_weights, small.gcn_data,
+                       "Adam", 1e-2, None, loss=small.gcn_loss, mlx_loss=small.mlx_gcn_loss, target_torch=1.5),
 }
 
 
@@ -105,9 +108,14 @@ def _loss(F, logits, target):
     return F.cross_entropy(logits, target)
 
 
-def pytorch_style(root, spec: Spec, state: dict, batch: tuple, compiled: bool = False) -> Callable[[], float]:
-    """The step as a PyTorch user writes it; ``root`` is ``lucid`` or ``torch``."""
+def pytorch_style(root, spec: Spec, state: dict, batch: tuple, compiled: bool = False,
+                  compiled_model: bool = False) -> Callable[[], float]:
+    """The step as a PyTorch user writes it; ``root`` is ``lucid`` or ``torch``. ``compiled``: the whole step under
+    ``lucid.compile``; ``compiled_model``: the same eager step around ``lucid.compile(model)`` (one tape node per
+    call of the model)."""
     model = env.on_torch_device(root, models.with_state(root, spec.model(root), state))
+    if compiled_model:
+        model = lucid.compile(model)
     kwargs = {"weight_decay": 0.01} if spec.optimizer == "AdamW" else {}
     optimizer = getattr(root.optim, spec.optimizer)(model.parameters(), lr=spec.lr, **kwargs)
     F = root.nn.functional
@@ -186,6 +194,8 @@ def builders(spec: Spec, state: dict, batch: tuple) -> dict[str, Callable]:
            "mlx": partial(mlx_style, spec, state, batch),
            "lucid.compile": partial(pytorch_style, lucid, spec, state, batch, compiled=True),
            "mx.compile": partial(mlx_style, spec, state, batch, compiled=True)}
+    if spec.target_torch is not None:  # the small programs: the eager loop around a compiled model too
+        out["compiled model"] = partial(pytorch_style, lucid, spec, state, batch, compiled_model=True)
     out[UNCHECKED[0]] = without_index_checks(out["lucid"])
     out[UNCHECKED[1]] = without_index_checks(out["lucid.compile"])
     try:

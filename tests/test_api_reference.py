@@ -15,8 +15,8 @@ from docs import reference  # noqa: E402
 
 # the lowest coverage (%) each group may have; raise a floor when a group's docstrings improve (goal: 100 each)
 FLOOR = {
-    "tensor": 17, "autograd": 100, "nn.layers": 100, "nn.losses": 100, "nn.functional": 0, "optim": 100, "data": 100,
-    "distributions": 100, "zoo": 100, "compile": 0, "distributed": 100, "amp": 100,
+    "tensor": 76, "autograd": 100, "nn.layers": 100, "nn.losses": 100, "nn.functional": 100, "optim": 100, "data": 100,
+    "distributions": 100, "zoo": 100, "compile": 100, "distributed": 100, "amp": 100,
 }
 
 

@@ -18,8 +18,8 @@ SCRIPTS = Path(__file__).parent / "compat_scripts"
 # per script: options for both runs (dropout off: the two libraries draw different masks)
 CASES = {"mnist_cnn": ["--dropout", "0.0"], "vae": [], "lstm_lm": [], "dcgan": [], "pinn": [], "gpt": [],
          "time_sequence": [], "regression": [], "super_resolution": [], "fast_neural_style": [], "mingpt": [],
-         "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [], "gcn": [],
-         "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
+         "per_sample_grads": [], "makemore": [], "word_language_model": [], "flow": [], "reinforce": [], "vae_kl": [],
+         "gcn": [], "cifar_resnet": [], "mobilenet_finetune": ["--dropout", "0.0"]}
 # per script: options for the comparison only (minGPT draws its batches with torch's generator, REINFORCE its
 # actions and the VAE its noise from torch.distributions, which lucid's generator does not reproduce: the comparison
 # feeds both runs the same batches, actions and noise from numpy)

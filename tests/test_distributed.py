@@ -202,3 +202,15 @@ def test_lucid_train_distributed_alone_is_a_world_of_one(tmp_path):
         assert dist.get_world_size() == 1 and (tmp_path / "model.safetensors").exists()
     finally:
         dist.destroy_process_group()
+
+
+@pytest.mark.slow
+def test_sync_batch_norm_on_two_processes_equals_batch_norm_on_the_whole_batch(tmp_path):
+    """sync_bn_checks.py: SyncBatchNorm on half batches == BatchNorm on the whole batch (outputs, running stats,
+    input gradients, summed parameter gradients), with momentum and cumulative averages; eval is plain BatchNorm."""
+    done, _ = launch("sync_bn_checks.py", tmp_path)
+    for rank in range(2):
+        report = tmp_path / f"rank{rank}.json"
+        assert report.exists(), f"rank {rank} failed:\n{done.stdout}\n{done.stderr}"
+        errors = json.loads(report.read_text())
+        assert max(errors.values()) < 1e-10, errors

@@ -96,7 +96,10 @@ def test_lazy_linear_takes_in_features_from_the_first_input_keeping_its_paramete
     fresh = nn.LazyLinear(4)
     fresh.load_state_dict(m.state_dict())
     np.testing.assert_array_equal(npa(fresh.weight), npa(w))
-    assert type(fresh) is nn.Linear
+    assert type(fresh) is nn.LazyLinear  # as in PyTorch: the loaded module becomes a Linear at its first call
+    fresh(lucid.randn(1, 7))
+    assert type(fresh) is nn.Linear and fresh.in_features == 7
+    np.testing.assert_array_equal(npa(fresh.weight), npa(w))  # the call keeps the loaded values
 
 
 def test_linear_gradients_float64():

@@ -94,3 +94,13 @@ def test_custom_fwd_casts_inputs_inside_autocast_and_turns_it_off():
     with lt.autocast("cpu"):
         Probe.apply(x)
     assert seen == {"dtype": lt.float32, "autocast": False}
+
+
+def test_cond_takes_the_branch_of_its_predicate_with_gradients():
+    x = lt.tensor([1.0, 2.0], requires_grad=True)
+    y = lt.cond(x.sum() > 0, lambda a: a * 3, lambda a: a - 1, (x,))
+    y.sum().backward()
+    assert y.tolist() == [3.0, 6.0] and x.grad.tolist() == [3.0, 3.0]
+    assert lt.cond(False, lambda a: a + 1, lambda a: a - 1, [x.detach()]).tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match="Expected pred to be bool or single-element tensor"):
+        lt.cond(lt.tensor([True, False]), lambda a: a, lambda a: a, (x,))

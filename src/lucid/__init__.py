@@ -27,6 +27,9 @@ from .ops.index import *  # noqa: F401,F403
 from .ops.scan import *  # noqa: F401,F403
 from .ops.decomp import (cholesky_solve, det, inv as inverse, legacy_cholesky as cholesky, legacy_qr as qr,  # noqa: F401
                          legacy_svd as svd, lobpcg, logdet, matrix_power, pinverse, slogdet)
+from .ops.linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve  # noqa: F401
+from .ops.linalg_extra import cholesky_inverse, matrix_exp, triangular_solve  # noqa: F401
+from .ops.householder import geqrf, orgqr, ormqr  # noqa: F401
 from .ops.tensor_api import *  # noqa: F401,F403
 from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
@@ -48,6 +51,8 @@ from .ops.inplace_forms import *  # noqa: F401,F403,E402  (last of the ops: torc
 from . import fft, linalg, nn, special, utils  # noqa: E402
 from . import sparse  # noqa: E402  (sparse COO tensors; also sets Tensor.to_sparse, .layout, .is_sparse)
 from .sparse import layout, sparse_coo, sparse_coo_tensor, spmm, strided  # noqa: E402,F401
+from .nn._torch_forms import (ctc_loss, gru, gru_cell, lstm, lstm_cell, rnn_relu, rnn_relu_cell,  # noqa: E402,F401
+                              rnn_tanh, rnn_tanh_cell)
 from . import optim  # noqa: E402
 from . import distributions  # noqa: E402
 from ._compile import compile  # noqa: E402,A001
@@ -58,6 +63,8 @@ from . import amp  # noqa: E402
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .amp.settings import *  # noqa: E402,F401,F403  (set_autocast_enabled, set_autocast_dtype, ...)
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)
+# nn.SyncBatchNorm sums its statistics over the ranks with lucid.distributed's collective (nn is the lower layer)
+nn.modules.syncbatchnorm.register_collective(distributed.sync_batch_norm_collective)
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from .utils.data._generator import default_generator  # noqa: E402
@@ -91,19 +98,20 @@ _accept_out()
 
 
 def _accept_numpy_names() -> None:
-    """numpy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` on the functions of the ``lucid`` namespace and the
-    Tensor methods, as PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's)."""
+    """numpy's ``axis=``/``keepdims=`` for ``dim=``/``keepdim=`` on the functions of the ``lucid`` namespace, as
+    PyTorch's (its nn.functional, a Python layer, takes only ``dim``, and so does lucid's; the Tensor methods take
+    them from ``lucid._surface.attach``)."""
     import inspect
-    from .ops._core import accepts_numpy_names
+    from ._surface import accepts_numpy_names
     for g in (globals(), vars(special)):  # torch.special's functions are ATen's too (and the same objects)
         for name in [n for n in g if not n.startswith("_")]:
             if inspect.isfunction(g[name]):
                 g[name] = accepts_numpy_names(g[name])
-    for name, f in list(vars(Tensor).items()):
-        if not name.startswith("_") and inspect.isfunction(f):
-            setattr(Tensor, name, accepts_numpy_names(f))
 
 
 _accept_numpy_names()
 inf, nan, pi, e = _math.inf, _math.nan, _math.pi, _math.e
 
+from ._params import describe_all as _describe_all  # noqa: E402
+
+_describe_all(globals())  # the arguments every op means the same by (lucid/_params.py)

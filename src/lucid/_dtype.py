@@ -39,17 +39,21 @@ _ALL_DTYPES = (mx.bool_, mx.uint8, mx.uint16, mx.uint32, mx.uint64, mx.int8, mx.
                mx.bfloat16, mx.float32, mx.float64, mx.complex64)
 
 
+# the names, read once: under ``lucid run`` a dtype's str is PyTorch's ("torch.float32", lucid.compat._torch_repr)
+_NAMES = {d: str(d).replace("mlx.core.", "") for d in _ALL_DTYPES}
+_BY_NAME = {n: d for d, n in _NAMES.items()}
+
+
 def dtype_named(name: str):
     """The dtype whose ``str`` is ``mlx.core.<name>`` (how a pickled dtype comes back: the same singleton)."""
-    for d in _ALL_DTYPES:
-        if str(d) == "mlx.core." + name:
-            return d
-    raise ValueError(f"unknown dtype {name!r}")
+    if name not in _BY_NAME:
+        raise ValueError(f"unknown dtype {name!r}")
+    return _BY_NAME[name]
 
 
 # MLX's Dtype has no pickle support, so copy.deepcopy(optimizer) (whose state holds dtypes) failed: a dtype pickles as
 # its name and deep-copies as itself (dtypes are singletons, as torch.float32 is)
-Dtype.__reduce__ = lambda d: (dtype_named, (str(d).replace("mlx.core.", ""),))
+Dtype.__reduce__ = lambda d: (dtype_named, (_NAMES[d],))
 Dtype.__deepcopy__ = lambda d, memo: d
 Dtype.__copy__ = lambda d: d
 
@@ -116,7 +120,7 @@ def set_default_dtype(d) -> None:
 
 
 def dtype_name(dtype) -> str:
-    return str(dtype).replace("mlx.core.", "")
+    return _NAMES[dtype]
 
 
 # ---------------------------------------------------------------------------------------------------- sizes

@@ -9,6 +9,7 @@
     hessian(f)                     jacfwd(jacrev(f))
     vmap(f, in_dims, out_dims)     f mapped over a batch dimension
     functional_call(obj, params, args)   call obj with some attributes (dotted names) swapped for others
+    stack_module_state(models)     the models' parameters and buffers stacked (ensembles: vmap of functional_call)
 
 How it works: at the boundary of a transform, Tensors are unwrapped to their MLX arrays; inside, MLX's arrays
 (tracers, under vmap) are wrapped as lucid Tensors and the user's function runs under ``lucid.no_grad()``, so
@@ -27,6 +28,7 @@ inside vmap draw the same values for the whole batch (PyTorch's "same").
 from __future__ import annotations
 
 import functools
+import re
 
 import mlx.core as mx
 
@@ -37,7 +39,7 @@ from .autograd.function import in_mlx_transform
 from .ops.shape import permute, reshape, stack
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "linearize", "jacrev", "jacfwd", "hessian", "vmap",
-           "functional_call"]
+           "functional_call", "stack_module_state"]
 
 
 # ---------------------------------------------------------------------------------------------------- pytrees
@@ -137,6 +139,7 @@ class _Traced:
     def __init__(self, func, args: tuple, kwargs: dict, argnums: tuple, has_aux: bool = False, api: str = ""):
         self.func, self.args, self.kwargs, self.argnums = func, args, kwargs, argnums
         self.has_aux, self.api = has_aux, api
+        self.vmap = None  # the randomness of the mx.vmap its calls run under (jacrev, jacfwd), if any
         diff = tuple(args[i] for i in argnums)
         _check_all_tensors(diff)
         self.primals = _arrays(diff)
@@ -148,7 +151,7 @@ class _Traced:
         it = iter(arrays)
         for i in self.argnums:
             args[i] = _unflatten(args[i], (_wrap(a) for a in it))
-        with gm.no_grad(), in_mlx_transform():
+        with gm.no_grad(), in_mlx_transform(vmap=self.vmap):
             out = self.func(*args, **self.kwargs)
         aux = None
         if self.has_aux:
@@ -193,7 +196,7 @@ def grad_and_value(func, argnums=0, has_aux: bool = False):
                                    f"{out.ndim} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
             return out._st.data, _arrays(aux)
 
-        (value, aux_arrays), grads = mx.value_and_grad(scalar)(traced.primals)
+        (value, aux_arrays), grads = _transformed(api, lambda: mx.value_and_grad(scalar)(traced.primals))
         g = traced.per_argnum([_wrap(a) for a in grads], argnums)
         if has_aux:
             return g, (_wrap(value), _tensors(traced.aux, aux_arrays))
@@ -229,7 +232,7 @@ def vjp(func, *primals, has_aux: bool = False):
             raise RuntimeError("Expected pytree structure of cotangents to be the same as pytree structure of "
                                f"outputs to the function. cotangents: {_structure(cotangents)}, primal output: "
                                f"{_structure(output)}")
-        _, grads = mx.vjp(traced, traced.primals, _arrays(cotangents))
+        _, grads = _transformed(api, lambda: mx.vjp(traced, traced.primals, _arrays(cotangents)))
         return traced.per_argnum([_wrap(a) for a in grads], tuple(range(len(primals))))
 
     return (output, vjp_fn, aux) if has_aux else (output, vjp_fn)
@@ -256,7 +259,7 @@ def jvp(func, primals: tuple, tangents: tuple, *, strict: bool = False, has_aux:
     api = "jvp(f, primals, tangents)"
     _check_tangents(primals, tangents, api)
     traced = _Traced(func, primals, {}, tuple(range(len(primals))), has_aux, api)
-    outs, jvps = mx.jvp(traced, traced.primals, _arrays(tangents))
+    outs, jvps = _transformed(api, lambda: mx.jvp(traced, traced.primals, _arrays(tangents)))
     res = (_tensors(traced.out, outs), _tensors(traced.out, jvps))
     return res + (_tensors(traced.aux, _arrays(traced.aux)),) if has_aux else res
 
@@ -269,7 +272,8 @@ def linearize(func, *primals):
 
     def jvp_fn(*tangents):
         _check_tangents(primals, tangents, "linearize(f, *primals)")
-        _, jvps = mx.jvp(traced, traced.primals, _arrays(tangents))
+        _, jvps = _transformed("linearize(f, *primals)",
+                               lambda: mx.jvp(traced, traced.primals, _arrays(tangents)))
         return _tensors(output, jvps)
 
     return output, jvp_fn
@@ -305,12 +309,15 @@ def _jacobian(func, argnums, has_aux: bool, api: str, forward: bool):
         traced = _Traced(func, args, kwargs, _argnums(argnums, len(args), api), has_aux, api)
         outs, out, aux = traced.forward()
         ins = traced.primals
+        traced.vmap = "same"
         if forward:
-            products = mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(*_basis(ins))  # per output (N_in, ...)
+            products = _transformed(api, lambda: mx.vmap(lambda *t: mx.jvp(traced, ins, list(t))[1])(
+                *_basis(ins)))  # per output (N_in, ...)
             blocks = [[mx.moveaxis(p[s:e], 0, -1).reshape(o.shape + i.shape) for i, (s, e) in
                        zip(ins, _offsets(ins))] for o, p in zip(outs, products)]
         else:
-            products = mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(*_basis(outs))  # per input (N_out, ...)
+            products = _transformed(api, lambda: mx.vmap(lambda *c: mx.vjp(traced, ins, list(c))[1])(
+                *_basis(outs)))  # per input (N_out, ...)
             blocks = [[p[s:e].reshape(o.shape + i.shape) for i, p in zip(ins, products)]
                       for o, (s, e) in zip(outs, _offsets(outs))]
         jac = _unflatten(out, (traced.per_argnum([_wrap(b) for b in row], argnums) for row in blocks))
@@ -399,12 +406,56 @@ def vmap(func, in_dims=0, out_dims=0, randomness: str = "error", *, chunk_size=N
             box[:] = [out]
             return _arrays(out)
 
-        outs = mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(*[t._st.data for t, _ in mapped])
+        outs = _transformed(api, lambda: mx.vmap(batched, in_axes=tuple(d for _, d in mapped))(
+            *[t._st.data for t, _ in mapped]))
         out = box[0]
         odims = _out_dims(out_dims, out, api)
         return _unflatten(out, (_wrap(a if d == 0 else mx.moveaxis(a, 0, d)) for a, d in zip(outs, odims)))
 
     return wrapper
+
+
+# MLX primitives without a batching rule or a derivative (MLX 0.32), and the lucid ops that reach them
+_LU = "the LU factorization: linalg.solve, solve_ex, inv, inv_ex, det, slogdet, logdet, lu, lu_factor, lu_factor_ex"
+_REACHED_BY = {
+    "LUF": _LU,
+    "QRF": "the QR factorization: linalg.qr, torch.qr",
+    "AsStrided": "as_strided views (Tensor.as_strided, torch.as_strided)",
+    "Cholesky": "the Cholesky factorization: linalg.cholesky, cholesky_ex, torch.cholesky",
+    "Inverse": "MLX's triangular inverse: linalg.solve_triangular, triangular_solve, cholesky_solve, lu_solve, "
+               "cholesky_inverse",
+    "SVD": "the SVD: linalg.svd, svdvals, pinv, matrix_norm (2, -2, 'nuc'), cond, matrix_rank",
+    "Eigh": "the symmetric eigendecomposition: linalg.eigh, eigvalsh",
+    "Eig": "the eigendecomposition: linalg.eig, eigvals",
+}
+_NO_RULE = re.compile(r"\[Primitive::(vmap|vjp|jvp)\] Not implemented for (\w+)")
+
+
+def _transformed(api: str, run):
+    """``run()`` (an MLX transform), with MLX's "no rule for this primitive" errors turned into lucid's own, naming
+    the lucid ops that reach the primitive."""
+    try:
+        return run()
+    except ValueError as e:
+        if str(e).startswith("[eval] Attempting to eval an array during function transformations"):
+            raise RuntimeError(f"{api}: this function needs values while it is traced (an op whose output shape "
+                               "depends on its input's values, such as unique, nonzero or masked_select, or a "
+                               "Python read such as .item()); transforms cannot batch or differentiate that "
+                               "(PyTorch's vmap refuses dynamic shapes too)"
+                               + ("; call the function once per sample instead" if api.startswith("vmap") else "")
+                               ) from None
+        found = _NO_RULE.search(str(e))
+        if found is None:
+            raise
+        rule, prim = found.groups()
+        ops = _REACHED_BY.get(prim, f"an op built on MLX's {prim}")
+        if rule == "vmap":
+            raise RuntimeError(f"{api}: this function cannot be vmapped: it calls {ops}, which MLX cannot batch "
+                               f"(its primitive {prim} has no vmap rule); call the function once per sample instead, "
+                               "or loop over the batch in Python for that part") from None
+        raise RuntimeError(f"{api}: this function calls {ops}, which MLX cannot differentiate (its primitive {prim} "
+                           f"has no {rule} rule; lucid.func differentiates with MLX's rules). lucid.autograd.grad "
+                           "and lucid.autograd.functional use lucid's own rule for it.") from None
 
 
 def _out_dims(out_dims, out, api: str) -> list:
@@ -556,7 +607,7 @@ def functionalize(func, *, remove: str = "mutations"):
     return functionalized
 
 
-__all__ += ["stack_module_state", "replace_all_batch_norm_modules_", "debug_unwrap", "functionalize"]
+__all__ += ["replace_all_batch_norm_modules_", "debug_unwrap", "functionalize"]
 
 
 # ---------------------------------------------------------------------------------------------------- rearrange

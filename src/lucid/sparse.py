@@ -21,6 +21,7 @@ import numpy as np
 from . import _threads
 from ._checks import checked_index, is_known, mark_known
 from ._creation import tensor, zeros
+from ._surface import attach
 from ._tensor import Size, Tensor, _wrap
 from .ops.index import index_add, index_select
 from .ops.sets import unique
@@ -473,8 +474,8 @@ def _dense_to_dense(self: Tensor, dtype=None, *, masked_grad=None) -> Tensor:
     return self if dtype is None else self.to(dtype)
 
 
-Tensor.to_sparse = _to_sparse
-Tensor.to_sparse_coo = _to_sparse_coo
-Tensor.to_dense = _dense_to_dense
-Tensor.is_sparse = False
-Tensor.layout = strided
+attach("to_sparse", _to_sparse)
+attach("to_sparse_coo", _to_sparse_coo)
+attach("to_dense", _dense_to_dense)
+attach("is_sparse", False)
+attach("layout", strided)

@@ -330,6 +330,12 @@ def _vmap_levels() -> tuple:
     return getattr(_vmapping, "levels", ())
 
 
+def vmapping() -> bool:
+    """Whether this thread runs user code inside a ``lucid.func.vmap`` (ops then avoid MLX primitives that have no
+    batching rule, such as ``as_strided``)."""
+    return bool(getattr(_vmapping, "levels", ()))
+
+
 class VmapInfo(NamedTuple):
     """What a Function's ``vmap`` staticmethod is told about the vmap: its batch size and randomness."""
     batch_size: int

@@ -1,9 +1,9 @@
 """The Tensor methods of the autograd layer: ``backward``, ``register_hook`` and
 ``register_post_accumulate_grad_hook``. They need the engine and the graph's hooks, which sit above the tensor
-layer, so they are attached to Tensor here, when ``lucid.autograd`` is imported (as ``lucid.ops`` attaches the ops)."""
+layer, so they are attached to Tensor here (by ``lucid._surface.attach``), when ``lucid.autograd`` is imported."""
 from __future__ import annotations
 
-from .._tensor import Tensor
+from .._surface import attach
 from .engine import backward as _engine_backward
 from .graph import RemovableHandle, add_hook
 
@@ -51,6 +51,6 @@ def backward(self, gradient=None, retain_graph=None, create_graph: bool = False,
     _engine_backward(self, None if gradient is None else [gradient], retain_graph, create_graph, inputs=inputs)
 
 
-Tensor.register_hook = register_hook
-Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
-Tensor.backward = backward
+attach("register_hook", register_hook)
+attach("register_post_accumulate_grad_hook", register_post_accumulate_grad_hook)
+attach("backward", backward)

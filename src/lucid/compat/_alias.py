@@ -95,7 +95,10 @@ def uninstall(finder: AliasFinder) -> None:
 
 def _name_the_face() -> None:
     """While ``torch`` is lucid, shapes print as ``torch.Size([...])`` (in reprs and error messages), as the
-    program's own name for them; otherwise as ``lucid.Size([...])``."""
+    program's own name for them, and tensors and dtypes as PyTorch prints them (``_torch_repr``); otherwise as
+    ``lucid.Size([...])``, ``Tensor([...])``, ``mlx.core.float32``."""
     from .._tensor import Size
+    from . import _torch_repr
     torch_is_lucid = any(isinstance(f, AliasFinder) and f.source == "torch" for f in sys.meta_path)
     Size.face = "torch" if torch_is_lucid else "lucid"
+    (_torch_repr.install if torch_is_lucid else _torch_repr.uninstall)()

@@ -384,6 +384,16 @@ def _sampler_world() -> tuple[int, int]:
 
 _data.register_world(_sampler_world)
 
+
+def sync_batch_norm_collective(group):
+    """For nn.SyncBatchNorm (lucid/__init__ hands it over): None before init_process_group, else (world size, the
+    sum of an array over the ranks)."""
+    if _World.group is None:
+        return None
+    pg = _world(group)
+    return pg.size(), lambda arr: all_sum(arr, pg)
+
+
 __all__ = ["ProcessGroup", "ReduceOp", "Work", "all_gather", "all_reduce", "barrier", "broadcast",
            "destroy_process_group", "get_backend", "get_rank", "get_world_size", "group", "init_process_group",
            "is_available", "is_initialized"]

@@ -1,7 +1,7 @@
 """lucid.nn: neural-network building blocks with PyTorch's API: ``Module``, ``Parameter``, containers and layers
 (``lucid.nn.modules``), ``functional``, ``init`` and ``utils``."""
 from . import functional  # noqa: F401
-from .parameter import Buffer, Parameter  # noqa: F401
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter  # noqa: F401
 from .modules import *  # noqa: F401,F403
 from .modules import Module  # noqa: F401
-from . import init, utils  # noqa: F401,E402
+from . import grad, init, utils  # noqa: F401,E402

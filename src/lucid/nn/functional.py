@@ -11,3 +11,11 @@ from ..ops.pool import *  # noqa: F401,F403
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401
 from ..ops.attention import multi_head_attention_forward  # noqa: F401,E402
 from ..ops.composites import pdist  # noqa: F401,E402
+from ..ops.unpool import *  # noqa: F401,F403,E402
+from ..ops.loss_margin import *  # noqa: F401,F403,E402
+from .._tensor import Tensor  # noqa: F401,E402  (PyTorch exports torch.Tensor as nn.functional.Tensor)
+from ..ops.aten_forms import conv_tbc  # noqa: F401,E402
+
+from .._params import describe_all as _describe_all  # noqa: E402
+
+_describe_all(globals())  # the arguments every op means the same by (lucid/_params.py)

@@ -7,6 +7,7 @@ new value is a lazy MLX array until someone looks at it.
 from __future__ import annotations
 
 import math
+import threading
 import warnings
 
 import mlx.core as mx
@@ -66,18 +67,31 @@ def _draw_dtype(dtype) -> mx.Dtype:
     return dtype if dtype in (mx.float16, mx.bfloat16) else mx.float32
 
 
+class _Skip(threading.local):
+    active = False  # nn.utils.skip_init: construct a module leaving its tensors as created (no draw, no write)
+
+
+skipping = _Skip()
+
+
 def _set(tensor: Tensor, value: mx.array) -> Tensor:
     """Write ``value`` into ``tensor`` in place (its Parameter object, storage and dtype stay)."""
+    if skipping.active:
+        return tensor
     with gm.no_grad():
         tensor.copy_(_wrap(value))
     return tensor
 
 
 def _uniform(tensor: Tensor, low: float, high: float) -> Tensor:
+    if skipping.active:
+        return tensor
     return _set(tensor, mx.random.uniform(low, high, tuple(tensor.shape), _draw_dtype(tensor.dtype), key=next_key()))
 
 
 def _normal(tensor: Tensor, mean: float, std: float) -> Tensor:
+    if skipping.active:
+        return tensor
     return _set(tensor, mx.random.normal(tuple(tensor.shape), _draw_dtype(tensor.dtype), loc=mean, scale=std,
                                          key=next_key()))
 

@@ -11,6 +11,7 @@ import copy
 
 import mlx.core as mx
 
+from .._dtype import get_default_dtype
 from .._tensor import Tensor, _wrap
 
 
@@ -84,4 +85,92 @@ class Buffer(Tensor):
         return (type(self), (_wrap(self._st.data),), dict(self.__dict__))  # the state holds ``persistent``
 
 
-__all__ = ["Parameter", "Buffer"]
+_UNINITIALIZED_SHAPE = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+                        "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. "
+                        "Call `forward` to initialize the parameters before accessing their attributes.")
+
+
+class UninitializedTensorMixin:
+    """A parameter or buffer of a lazy module before its first call: no shape yet (reading it raises PyTorch's
+    error). ``materialize(shape)`` gives it its shape in place and turns it into ``cls_to_become``, so modules and
+    optimizers that already hold the object keep it."""
+
+    cls_to_become = None
+
+    @property
+    def shape(self):
+        raise RuntimeError(_UNINITIALIZED_SHAPE)
+
+    def materialize(self, shape, device=None, dtype=None) -> None:
+        """Allocate the data (uninitialised: lucid's empty) with ``shape`` and become a plain parameter/buffer."""
+        if dtype is None:
+            dtype = self._st.data.dtype
+        if isinstance(shape, int):
+            shape = (shape,)
+        self.data = _wrap(mx.zeros(tuple(shape), dtype))
+        self.__class__ = self.cls_to_become
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{self.__class__.__name__}>"
+
+    __str__ = __repr__
+
+
+def _empty_of(dtype):
+    return _wrap(mx.zeros((0,), dtype if dtype is not None else get_default_dtype()))
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A Parameter whose shape is set by its lazy module's first call (``materialize``); it then is a Parameter."""
+
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad: bool = True, device=None, dtype=None):
+        return Parameter.__new__(cls, _empty_of(dtype), requires_grad)
+
+    def __init__(self, requires_grad: bool = True, device=None, dtype=None):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._rg, None, self._st.data.dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self._rg, None, self._st.data.dtype))
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Buffer):
+    """A buffer whose shape is set by its lazy module's first call; it then is a Buffer (lucid's buffers are
+    Buffers; PyTorch's become plain Tensors, which behave the same in a module)."""
+
+    cls_to_become = Buffer
+
+    def __new__(cls, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        b = Buffer.__new__(cls, _empty_of(dtype), persistent=persistent)
+        if requires_grad:
+            b.requires_grad_(True)
+        return b
+
+    def __init__(self, requires_grad: bool = False, device=None, dtype=None, persistent: bool = True):
+        pass
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._rg, None, self._st.data.dtype, self.persistent)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, protocol):
+        return (type(self), (self._rg, None, self._st.data.dtype, self.persistent))
+
+
+def is_lazy(param) -> bool:
+    """Whether ``param`` is an uninitialized parameter or buffer of a lazy module."""
+    return isinstance(param, UninitializedTensorMixin)
+
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]

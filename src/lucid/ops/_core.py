@@ -22,9 +22,19 @@ made of lucid ops. One rule per op serves reverse mode, forward mode and every h
           their index tensors.
 Only nodes that save something raise the "backward through the graph a second time" error, as in PyTorch.
 
-The op function takes ``*args, **kwargs`` (no per-call argument binding); what ``help()``, ``inspect.signature``
-and the API reference show is set once, after the declarations, by ``document``: a table per op family gives each
-op its PyTorch signature (``UNARY``, ``BINARY``, ...) and a line saying what it computes.
+One statement declares everything about an op's public face, too:
+
+    sin = defop("sin", mx.sin, vjp=lambda g, ans, x: g * cos(x), raw=True,
+                sig=UNARY, doc="Sine of each element (radians).", method=True, inplace=True)
+
+``sig`` is what ``help()`` and ``inspect.signature`` show (the op function takes ``*args, **kwargs``: no per-call
+argument binding; ``UNARY`` and ``BINARY`` are the family signatures), ``doc`` the line saying what it computes,
+``method`` the Tensor method name(s) (True: the op's own name; a string or a tuple of names for aliases), ``inplace``
+the in-place method ``<method>_`` for each method name (True, or a function that wraps the op first, such as
+elementwise's ``all_or_nothing``). An op written as a plain function (a composite, or the public front of several
+declared overloads) gets the same keywords from ``declare``, as a decorator: ``@declare(method=True,
+inplace=True)``; its own signature and docstring are kept unless given. The methods are attached by
+``lucid._surface.attach``, the one place that adds to the Tensor's surface.
 """
 from __future__ import annotations
 
@@ -36,7 +46,9 @@ import warnings
 import mlx.core as mx
 
 from .. import _cpu_route
+from .._params import with_params
 from .._dtype import _category, broadcast_shapes, dtype_name
+from .._surface import attach
 from .._tensor import Storage, Tensor, _wrap
 from .. import _grad_mode as gm
 from ..autograd.graph import (FREED_MESSAGE, AccumulateGrad, Dropped, Meta, Node, _version_error, accumulator,  # noqa: F401
@@ -242,12 +254,27 @@ UNARY = inspect.signature(_unary)
 BINARY = inspect.signature(_binary)
 
 
-def document(signature: inspect.Signature, docs: dict) -> None:
-    """Give each declared op in ``docs`` ({op: what it computes}) its signature and docstring, once, at import: the
-    op function itself is unchanged (no wrapper, no cost per call)."""
-    for op, doc in docs.items():
-        op.__signature__ = signature
-        op.__doc__ = doc
+def declare(fn=None, *, doc: str | None = None, sig: inspect.Signature | None = None, method=None, inplace=None):
+    """Give the op function ``fn`` its public face, once, at import (see the module docstring): ``sig`` and ``doc``
+    (what help() shows; the function itself is unchanged: no wrapper, no cost per call), the Tensor method(s)
+    ``method`` and their in-place forms ``inplace``. Returns ``fn``; without ``fn``, a decorator."""
+    if fn is None:
+        return functools.partial(declare, doc=doc, sig=sig, method=method, inplace=inplace)
+    if sig is not None:
+        fn.__signature__ = sig
+    if doc is not None:
+        fn.__doc__ = doc
+    fn.__doc__ = with_params(fn.__doc__, fn)  # the arguments every op means the same by (lucid/_params.py)
+    names = () if not method else (fn.__name__,) if method is True else (method,) if isinstance(method, str) \
+        else method
+    for n in names:
+        attach(n, fn)
+    if inplace:
+        write = fn if inplace is True else inplace(fn)
+        for n in names or (fn.__name__,):
+            attach(n + "_", inplace_method(n + "_", write))
+            inplace_declared[n + "_"] = fn
+    return fn
 
 
 def inplace_method(name: str, fn):
@@ -273,14 +300,19 @@ def node_name_for(name: str) -> str:
     return "".join(p[:1].upper() + p[1:] for p in name.split("_")) + "Backward0"
 
 
-# Every differentiable op declared with defop, in declaration order (tests/test_engine_reference.py runs each through
-# both walks; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode)
+# Every differentiable op declared with defop, in declaration order (tests/test_opinfo.py and test_engine_reference.py
+# run each; several ops may share a name: PyTorch's overloads, such as div with and without rounding_mode), and every
+# op declared differentiable=False (tests/test_opinfo.py compares their forwards with PyTorch's)
 declared: list = []
+declared_nondiff: list = []
+inplace_declared: dict = {}  # {in-place method name: the op it writes} (tests/test_opinfo.py compares the two)
 
 
 def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "args", node: str | None = None,
-          differentiable: bool = True, raw: bool = False):
-    """Declare a differentiable op (see the module docstring). Returns the op function.
+          differentiable: bool = True, raw: bool = False, sig: inspect.Signature | None = None,
+          doc: str | None = None, method=None, inplace=None):
+    """Declare an op (see the module docstring). Returns the op function. ``differentiable=False``: its outputs
+    never require grad (comparisons, argmax); ``sig``, ``doc``, ``method``, ``inplace``: as ``declare``'s.
 
     ``raw=True`` is a promise about the VJPs: given MLX arrays (the gradient, the saved values) while grad mode is
     None, they return the same arrays they return as Tensors' data when given Tensors. The fast backward walk
@@ -290,7 +322,9 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     operator between operands of different dtypes (``g * y`` on arrays follows MLX's promotion, not PyTorch's).
     ``vjp_all`` ops are never raw. tests/test_engine_reference.py checks every raw op both ways."""
     if not differentiable:
-        return _make_nondiff(name, fwd)
+        op = _make_nondiff(name, fwd)
+        declared_nondiff.append(op)
+        return declare(op, sig=sig, doc=doc, method=method, inplace=inplace)
     vjps = vjp if isinstance(vjp, tuple) else (vjp,)
     cls = type(node or node_name_for(name), (OpNode,), {
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
@@ -443,7 +477,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
     op.__name__ = op.__qualname__ = name
     op.node_class = cls
     declared.append(op)
-    return op
+    return declare(op, sig=sig, doc=doc, method=method, inplace=inplace)
 
 
 # ---------------------------------------------------------------------------------------------------- out=
@@ -451,8 +485,9 @@ def accepts_out(fn):
     """``fn`` taking PyTorch's ``out=`` keyword (declared ops take it already; this wraps plain functions)."""
     if hasattr(fn, "node_class") or getattr(fn, "_takes_out", False):
         return fn
-    if getattr(fn, "_with_out", None) is not None:  # one wrapper per function: lucid.X is lucid.special.X
-        return fn._with_out
+    done = getattr(fn, "_with_out", None)  # one wrapper per function: lucid.X is lucid.special.X
+    if done is not None and done.__wrapped__ is fn:  # (not one that functools.wraps copied from another function)
+        return done
 
     @functools.wraps(fn)
     def with_out(*args, **kwargs):
@@ -468,32 +503,6 @@ def accepts_out(fn):
         with_out.__signature__ = inspect.Signature(params, return_annotation=inspect.signature(fn).return_annotation)
     fn._with_out = with_out
     return with_out
-
-
-_NUMPY_NAMES = {"axis": "dim", "keepdims": "keepdim"}
-
-
-def accepts_numpy_names(fn):
-    """``fn`` also taking numpy's ``axis=`` for ``dim=`` and ``keepdims=`` for ``keepdim=``, as PyTorch's functions
-    and Tensor methods do (``torch.cumprod(x, axis=0)``); ``fn`` itself when it has neither parameter."""
-    if getattr(fn, "_with_numpy_names", None) is not None:  # one wrapper per function: lucid.X is lucid.special.X
-        return fn._with_numpy_names
-    try:
-        names = inspect.signature(fn).parameters
-    except (TypeError, ValueError):
-        return fn
-    if "dim" not in names and "keepdim" not in names:
-        return fn
-
-    @functools.wraps(fn)
-    def with_numpy_names(*args, **kwargs):
-        if "axis" in kwargs or "keepdims" in kwargs:
-            kwargs = {_NUMPY_NAMES.get(k, k): v for k, v in kwargs.items()}
-        return fn(*args, **kwargs)
-
-    with_numpy_names._with_numpy_names = with_numpy_names
-    fn._with_numpy_names = with_numpy_names
-    return with_numpy_names
 
 
 def expect_tensor(fn: str, name: str, position: int, value) -> None:
@@ -628,17 +637,3 @@ def data(x):
 def as_tensor(x) -> Tensor:
     """Wrap a Python scalar or array so that ops that need a Tensor can take it."""
     return x if isinstance(x, Tensor) else _wrap(mx.array(x))
-
-
-def method_docs(docs: dict) -> None:
-    """Docstrings for the Tensor methods written as lambdas (``{method name: what it does}``)."""
-    for name, doc in docs.items():
-        getattr(Tensor, name).__doc__ = doc
-
-
-def methods(*fns, **named) -> None:
-    """Attach op functions to Tensor as methods (under their own names, or the keyword names given)."""
-    for f in fns:
-        setattr(Tensor, f.__name__, f)
-    for n, f in named.items():
-        setattr(Tensor, n, f)

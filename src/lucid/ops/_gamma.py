@@ -190,6 +190,12 @@ def _hurwitz(s, q, q2=None, sign=None):
     return total if q2 is None else total + sign * _euler_maclaurin_tail(s, q2 + 9)
 
 
+# Masks of two arguments are joined with logical_and/or, not & and |: under mx.vmap, MLX's bitwise ops of a mask that
+# is not batched (from a constant argument) and one that is give a batch of 1, and reading that result as batched
+# corrupts memory (tests/test_opinfo.py's vmap of zeta(constant, x) ended the process).
+_and, _or = mx.logical_and, mx.logical_or
+
+
 def zeta(s, q):
     """The Hurwitz zeta function zeta(s, q) with PyTorch's domain: NaN for s < 1, inf at s = 1 and where q is 0
     or a negative integer; q < 0 otherwise only for an integer s (the sum is then still defined)."""
@@ -199,20 +205,22 @@ def zeta(s, q):
     fl = mx.floor(q)
     f = q - fl
     negative = q < 0
-    ok = mx.isfinite(q) & (q > 0) | negative & (f > 0)
-    below = ok & negative
-    safe_s = mx.where((s > 1) & mx.isfinite(s), s, 2.0)
+    # (masks joined with logical_and/or: see igamma)
+    ok = _or(_and(mx.isfinite(q), q > 0), _and(negative, f > 0))
+    below = _and(ok, negative)
+    safe_s = mx.where(_and(s > 1, mx.isfinite(s)), s, 2.0)
     sign = mx.where(below, 1 - 2 * mx.remainder(safe_s, 2), 0.0)
     near = _hurwitz(safe_s, mx.where(ok, mx.where(negative, f, q), 1.0), mx.where(below, 1 - f, 1.0), sign)
     far = _hurwitz(safe_s, mx.where(below, 1 - f - fl, 1.0))
     out = mx.where(negative, near - sign * far, near)
-    out = mx.where(negative & (s != mx.floor(s)) | mx.isnan(q), math.nan, out)
+    out = mx.where(_or(_and(negative, s != mx.floor(s)), mx.isnan(q)), math.nan, out)
     # s = +inf: 1 for q = 1, inf below (q^-s), NaN above (PyTorch's sum stalls on 0 * inf there)
     out = mx.where(s == math.inf, mx.where(q == 1, 1.0, mx.where(q < 1, math.inf, math.nan)), out)
     out = mx.where(q == math.inf, math.nan, out)
-    out = mx.where((q <= 0) & (q == fl), math.inf, out)
+    pole = _and(q <= 0, q == fl)
+    out = mx.where(pole, math.inf, out)
     out = mx.where(s < 1, math.nan, out)
-    return mx.where(s == 1, math.inf, mx.where(mx.isnan(s) & ~((q <= 0) & (q == fl)), math.nan, out))
+    return mx.where(s == 1, math.inf, mx.where(_and(mx.isnan(s), mx.logical_not(pole)), math.nan, out))
 
 
 def polygamma(n: int, x):
@@ -276,12 +284,12 @@ def igamma(a, x, upper: bool):
     """The regularized lower (``upper`` False) or upper incomplete gamma function, with PyTorch's values at the
     edges: NaN for a < 0 or x < 0, P(0, x > 0) = 1, P(a, 0) = 0, P(inf, x) = 0 and P(a, inf) = 1 (NaN for both)."""
     a, x = mx.broadcast_arrays(*float_operands(a, x))
-    inside = (a > 0) & (x > 0) & mx.isfinite(a) & mx.isfinite(x)
+    inside = _and(_and(a > 0, x > 0), _and(mx.isfinite(a), mx.isfinite(x)))  # (logical_and: see _and)
     p, q = _igamma_parts(mx.where(inside, a, 1.0), mx.where(inside, x, 1.0))
-    out = mx.where(mx.isnan(a) | mx.isnan(x), math.nan, q if upper else p)
+    out = mx.where(_or(mx.isnan(a), mx.isnan(x)), math.nan, q if upper else p)
     one, zero = (0.0, 1.0) if upper else (1.0, 0.0)
     out = mx.where(mx.isinf(x), mx.where(mx.isinf(a), math.nan, one), out)
     out = mx.where(mx.isinf(a), mx.where(mx.isinf(x), math.nan, zero), out)
     out = mx.where(x == 0, zero, out)
     out = mx.where(a == 0, mx.where(x > 0, one, math.nan), out)
-    return mx.where((x < 0) | (a < 0), math.nan, out)
+    return mx.where(_or(x < 0, a < 0), math.nan, out)

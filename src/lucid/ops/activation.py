@@ -11,8 +11,9 @@ from __future__ import annotations
 __all__ = ["softplus", "gelu", "silu", "mish", "elu", "selu", "celu", "leaky_relu", "hardtanh", "relu6",
            "hardsigmoid", "hardswish", "logsigmoid", "softsign", "glu", "threshold", "hardshrink", "softshrink",
            "tanhshrink", "prelu", "rrelu", "relu", "relu_", "elu_", "selu_", "celu_", "leaky_relu_", "hardtanh_",
-           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin"]
+           "threshold_", "rrelu_", "softmax", "log_softmax", "softmin", "gumbel_softmax"]
 
+import functools
 import math
 import warnings
 
@@ -20,9 +21,9 @@ import mlx.core as mx
 
 from .. import _cpu_route
 from .._random import next_key
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from . import _f64
-from ._core import defop, methods
+from ._core import call_with_out, declare, defop
 from .elementwise import abs, erf, erfc, exp, gt, le, logical_and, lt, sigmoid, tanh, where
 from .elementwise import relu as _relu
 from .shape import cat, narrow, wrap_dim
@@ -55,8 +56,23 @@ _softplus = defop("softplus", _softplus_fwd,
                   vjp=lambda g, ans, x, beta, threshold: where(gt(x * beta, threshold), g, g * sigmoid(x * beta)))
 
 
+def _takes_out(fn):
+    """PyTorch's ``out=`` on the activations whose ATen kernels take it (gelu, softplus, logsigmoid, hardshrink,
+    softshrink, threshold): the result written into ``out`` (not differentiable, as there)."""
+    @functools.wraps(fn)
+    def call(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        return call_with_out(fn, args, dict(kwargs, out=out))
+    return call
+
+
+@_takes_out
 def softplus(input, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``."""
+    """``log(1 + exp(beta * x)) / beta``, and ``x`` where ``beta * x > threshold``.
+
+    :param beta: the sharpness.
+    """
     return _softplus(input, beta, threshold)
 
 
@@ -90,6 +106,7 @@ _gelu = defop("gelu", _gelu_fwd, vjp=_gelu_vjp)
 
 
 @_cpu_route.float64_args
+@_takes_out
 def gelu(input, approximate: str = "none") -> Tensor:
     """``x * Phi(x)`` with the exact normal CDF; ``approximate="tanh"`` takes the tanh approximation."""
     if approximate not in ("none", "tanh"):
@@ -143,6 +160,7 @@ def _logsigmoid_fwd(a):
 _logsigmoid = defop("log_sigmoid", _logsigmoid_fwd, vjp=lambda g, ans, x: g * sigmoid(-x), node="LogSigmoidBackward0")
 
 
+@_takes_out
 def logsigmoid(input) -> Tensor:
     """``log(sigmoid(x))``, stable for large |x|."""
     return _logsigmoid(input)
@@ -210,7 +228,11 @@ _hardtanh = defop("hardtanh", lambda a, lo, hi: mx.clip(a, lo, hi),
 
 
 def hardtanh(input, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> Tensor:
-    """``x`` clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds."""
+    """``x`` clipped to [min_val, max_val]; the gradient is 0 at and beyond the bounds.
+
+    :param min_val: the lower clip.
+    :param max_val: the upper clip.
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return _maybe_inplace(input, inplace, lambda x: _hardtanh(x, min_val, max_val))
@@ -249,8 +271,12 @@ _threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
                    vjp=lambda g, ans, x, th, value: where(gt(x, th), g, 0.0))
 
 
+@_takes_out
 def threshold(input, threshold: float, value: float, inplace: bool = False) -> Tensor:
-    """``x`` where x > threshold, else ``value``."""
+    """``x`` where x > threshold, else ``value``.
+
+    :param value: the value below the threshold.
+    """
     return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
 
 
@@ -259,6 +285,8 @@ _hardshrink = defop("hardshrink", lambda a, lambd: mx.where(mx.abs(a) <= lambd, 
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@declare(method=True)
+@_takes_out
 def hardshrink(input, lambd: float = 0.5) -> Tensor:
     """``x`` where |x| > lambd, else 0."""
     return _hardshrink(input, lambd)
@@ -269,6 +297,7 @@ _softshrink = defop("softshrink",  # a * 0 inside the band: NaN stays NaN (and -
                     vjp=lambda g, ans, x, lambd: where(le(abs(x), lambd), 0.0, g))
 
 
+@_takes_out
 def softshrink(input, lambd: float = 0.5) -> Tensor:
     """``x - lambd`` above lambd, ``x + lambd`` below -lambd, 0 between."""
     if lambd < 0:
@@ -280,8 +309,12 @@ _prelu = defop("_prelu_kernel", lambda a, w: mx.where(a > 0, a, w * a), node="Pr
                vjp=(lambda g, ans, x, w: where(gt(x, 0), g, g * w), lambda g, ans, x, w: where(gt(x, 0), 0.0, g * x)))
 
 
+@declare(method=True)
 def prelu(input, weight) -> Tensor:
-    """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1)."""
+    """``x`` for x > 0, ``weight * x`` otherwise; ``weight`` has one element or one per channel (dim 1).
+
+    :param weight: the learnt slopes: one, or one per channel (dim 1).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("prelu", prelu, input, weight)
     n = weight.numel()
@@ -307,7 +340,10 @@ _rrelu_eval = defop("rrelu_with_noise", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
 def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
           inplace: bool = False) -> Tensor:
     """Leaky relu with a random slope from U(lower, upper) per negative element in training, and the mean slope
-    (lower + upper) / 2 otherwise."""
+    (lower + upper) / 2 otherwise.
+
+    :param lower: the lower bound of the random slope.
+    """
     if not training:
         return _maybe_inplace(input, inplace, lambda x: _rrelu_eval(x, (lower + upper) / 2))
     # drawn in float32 (MLX's generator has no float64) and cast
@@ -367,21 +403,28 @@ def leaky_relu_(input, negative_slope: float = 0.01) -> Tensor:
 
 
 def hardtanh_(input, min_val: float = -1.0, max_val: float = 1.0) -> Tensor:
-    """In-place ``hardtanh``."""
+    """In-place ``hardtanh``.
+
+    :param min_val: the lower clip.
+    :param max_val: the upper clip.
+    """
     return hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold_(input, threshold: float, value: float) -> Tensor:
-    """In-place ``threshold``."""
+    """In-place ``threshold``.
+
+    :param value: the value below the threshold.
+    """
     return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value))
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:
-    """In-place ``rrelu``."""
+    """In-place ``rrelu``.
+
+    :param lower: the lower bound of the random slope.
+    """
     return rrelu(input, lower, upper, training, inplace=True)
-
-
-methods(hardshrink, prelu)
 
 
 # ------------------------------------------------------------------- nn.functional's softmax family (dim optional)
@@ -396,15 +439,47 @@ def _softmax_dim(name: str, ndim: int, dim, stacklevel: int) -> int:
 
 
 def softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``exp(x) / sum(exp(x))`` along ``dim`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    """``exp(x) / sum(exp(x))`` along ``dim`` (nn.functional's form: without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.softmax(input, _softmax_dim("softmax", input.ndim, dim, _stacklevel), dtype)
 
 
 def log_softmax(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``x - logsumexp(x, dim)`` (nn.functional's form: without ``dim``, PyTorch's implicit one)."""
+    """``x - logsumexp(x, dim)`` (nn.functional's form: without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.log_softmax(input, _softmax_dim("log_softmax", input.ndim, dim, _stacklevel), dtype)
 
 
 def softmin(input, dim=None, _stacklevel: int = 3, dtype=None) -> Tensor:
-    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one)."""
+    """``softmax(-x)`` along ``dim`` (without ``dim``, PyTorch's implicit one).
+
+    :param _stacklevel: the warning's stack level when ``dim`` is omitted (PyTorch's private argument).
+    """
     return _reduce.softmax(-input, _softmax_dim("softmin", input.ndim, dim, _stacklevel), dtype)
+
+
+def gumbel_softmax(logits, tau: float = 1, hard: bool = False, eps: float = 1e-10, dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax (concrete) distribution: ``softmax((logits + g) / tau)`` with g standard Gumbel
+    noise from lucid's generator. ``hard`` returns the one-hot of its argmax in the forward pass with the soft
+    sample's gradient (straight-through).
+
+    :param logits: unnormalized log-probabilities.
+    :param tau: the temperature (> 0).
+    :param hard: return one-hot samples, differentiable through the soft ones (straight-through).
+    """
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    # g = -log(E), E ~ Exp(1) = -log1p(-U): float32 draws (MLX samples no float64), cast as rand() does
+    u = mx.random.uniform(shape=tuple(logits.shape), key=next_key()).astype(logits.dtype)
+    gumbels = _wrap(-mx.log(-mx.log1p(-u)))
+    y_soft = _reduce.softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.argmax(dim, keepdim=True)
+    y_hard = _wrap(mx.zeros(tuple(y_soft.shape), y_soft.dtype)).scatter(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+

@@ -8,15 +8,15 @@ bias first, every argument required), ``embedding(weight, indices, ...)``, and t
 """
 from __future__ import annotations
 
-import inspect
 import math
 
 from .._tensor import Tensor
-from . import composites as _composites
+from ._core import declare
 from . import elementwise as _ew
 from . import loss as _loss
 from . import nn_basic as _nn
 from . import norm as _norm
+from . import pool as _pool
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
 from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
@@ -30,6 +30,43 @@ def _reduction(reduction) -> str:
     if reduction not in _REDUCTIONS:
         raise RuntimeError(f"{reduction} is not a valid value for reduction")
     return _REDUCTIONS[reduction]
+
+
+def adaptive_max_pool1d(input, output_size) -> tuple:
+    """ATen's adaptive_max_pool1d: (values, indices), always both."""
+    return _pool.adaptive_max_pool1d(input, output_size, True)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode: bool = False) -> tuple:
+    """ATen's max_pool1d_with_indices: (values, indices); an empty ``stride`` means ``kernel_size``."""
+    return _pool.max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def constant_pad_nd(input, pad, value=0) -> Tensor:
+    """ATen's constant padding: ``pad`` as F.pad's (last dim first, (left, right) pairs; negative amounts crop)."""
+    return _pool.pad(input, pad, "constant", value)
+
+
+def conv_tbc(input, weight, bias, pad: int = 0) -> Tensor:
+    """Time-batch-channel convolution: input (T, B, C_in), weight (K, C_in, C_out), bias (C_out,) ->
+    (T + 2 * pad - K + 1, B, C_out); conv1d in another layout.
+
+    :param weight: the filters, (kernel_width, C_in, C_out).
+    :param bias: one value per output channel, (C_out,).
+    :param pad: the zeros added on both sides of the time dim.
+    """
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
 
 
 def dropout(input, p: float, train: bool) -> Tensor:
@@ -111,16 +148,19 @@ def _as_float(input: Tensor) -> Tensor:
     return input if input.is_floating_point() or input.is_complex() else input.float()
 
 
+@declare(method=True, inplace=True)
 def deg2rad(input) -> Tensor:
     """Degrees to radians."""
     return _ew.mul(_as_float(input), math.pi / 180.0)
 
 
+@declare(method=True, inplace=True)
 def rad2deg(input) -> Tensor:
     """Radians to degrees."""
     return _ew.mul(_as_float(input), 180.0 / math.pi)
 
 
+@declare(method=True, inplace=True)
 def addcmul(input, tensor1, tensor2, *, value=1) -> Tensor:
     """``input + value * tensor1 * tensor2``."""
     return _ew.add(input, _ew.mul(tensor1, tensor2), alpha=value)
@@ -131,6 +171,7 @@ def _integer_addcdiv(tensor1, tensor2) -> bool:
         not (tensor2.is_floating_point() or tensor2.is_complex())
 
 
+@declare(method=True, inplace=True)
 def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     """``input + value * tensor1 / tensor2``."""
     if _integer_addcdiv(tensor1, tensor2):
@@ -143,6 +184,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1) -> Tensor:
     return _ew.add(input, _ew.div(tensor1, tensor2), alpha=value)
 
 
+@declare(method=True, inplace=True)
 def heaviside(input, values) -> Tensor:
     """The Heaviside step: 0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0``."""
     if input.dtype != values.dtype:
@@ -151,6 +193,7 @@ def heaviside(input, values) -> Tensor:
     return _ew.where(_ew.eq(input, 0), values, step)
 
 
+@declare(method=True, inplace=True)
 def sgn(input) -> Tensor:
     """``sign`` for real inputs; ``input / |input|`` (0 at 0) for complex ones."""
     if not input.is_complex():
@@ -160,6 +203,7 @@ def sgn(input) -> Tensor:
     return unit
 
 
+@declare(method=True)
 def signbit(input) -> Tensor:
     """True where the sign bit is set: negative values, and -0.0."""
     if input.is_complex():
@@ -170,37 +214,6 @@ def signbit(input) -> Tensor:
     return neg
 
 
-def _inplace(fn):
-    def method(self, *args, **kwargs):
-        return self.copy_(fn(self, *args, **kwargs))
-    method.__name__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of ``{fn.__name__}``."
-    sig = inspect.signature(fn)
-    first, *rest = sig.parameters.values()
-    method.__signature__ = sig.replace(parameters=[first.replace(name="self"), *rest])
-    return method
-
-
-for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn, signbit):
-    setattr(Tensor, _fn.__name__, _fn)
-for _fn in (deg2rad, rad2deg, addcmul, addcdiv, heaviside, sgn):
-    setattr(Tensor, _fn.__name__ + "_", _inplace(_fn))
-# the in-place forms PyTorch has and lucid's ops do not declare: the out-of-place result written back (cast to the
-# tensor's dtype, as PyTorch's in-place comparisons give 1.0/0.0 in a float tensor)
-for _name in ("tan", "rsqrt", "log2", "log10", "lt", "le", "gt", "ge", "eq", "ne", "greater", "greater_equal", "less",
-              "less_equal", "not_equal", "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-              "bitwise_or", "bitwise_xor", "bitwise_not", "true_divide"):
-    setattr(Tensor, _name + "_", _inplace(getattr(Tensor, _name)))
-Tensor.ldexp_ = _inplace(_composites.ldexp)
-Tensor.clip, Tensor.clip_, Tensor.fix, Tensor.fix_ = Tensor.clamp, Tensor.clamp_, Tensor.trunc, Tensor.trunc_
-Tensor.negative_ = Tensor.neg_
-Tensor.absolute_ = Tensor.abs_
-Tensor.multiply_ = Tensor.mul_
-Tensor.divide_ = Tensor.div_
-Tensor.subtract_ = Tensor.sub_
-
-
-
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "layer_norm",
            "group_norm", "batch_norm", "instance_norm", "dropout", "embedding", "max_pool1d", "max_pool2d",
            "max_pool3d", "avg_pool1d", "adaptive_avg_pool1d", "pixel_shuffle", "pixel_unshuffle", "cosine_similarity",
@@ -208,4 +221,5 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "channel_shuffle",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
-           "addcmul", "addcdiv", "heaviside", "sgn", "signbit"]
+           "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices",
+           "constant_pad_nd", "conv_tbc"]

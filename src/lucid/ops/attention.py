@@ -117,7 +117,33 @@ def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embe
                                  is_causal: bool = False) -> tuple:
     """Multi-head attention of time-major query (L, N, E), key (S, N, kdim), value (S, N, vdim) (or unbatched
     (L, E), (S, kdim), (S, vdim)): ``(attn_output (L, N, E), attn_weights (N, L, S) averaged over heads, or
-    (N, num_heads, L, S), or None without need_weights)``."""
+    (N, num_heads, L, S), or None without need_weights)``.
+
+    :param query: (L, N, E) (or (L, E)).
+    :param key: (S, N, kdim).
+    :param value: (S, N, vdim).
+    :param embed_dim_to_check: E, checked against the query.
+    :param num_heads: the number of heads.
+    :param in_proj_weight: the packed query/key/value projection, (3E, E), or None with separate weights.
+    :param in_proj_bias: its bias, (3E,), or None.
+    :param bias_k: a bias row appended to the keys, or None.
+    :param bias_v: a bias row appended to the values, or None.
+    :param add_zero_attn: append a row of zeros to the keys and values.
+    :param dropout_p: dropout on the attention weights.
+    :param out_proj_weight: the output projection, (E, E).
+    :param out_proj_bias: its bias, (E,), or None.
+    :param key_padding_mask: (N, S): True (or -inf) where a key is padding.
+    :param need_weights: also return the attention weights.
+    :param attn_mask: (L, S) or (N * num_heads, L, S), boolean or additive.
+    :param use_separate_proj_weight: use ``q_proj_weight``/``k_proj_weight``/``v_proj_weight``.
+    :param q_proj_weight: the query projection, (E, E).
+    :param k_proj_weight: the key projection, (E, kdim).
+    :param v_proj_weight: the value projection, (E, vdim).
+    :param static_k: precomputed keys (instead of projecting ``key``).
+    :param static_v: precomputed values (instead of projecting ``value``).
+    :param average_attn_weights: average the returned weights over the heads.
+    :param is_causal: a hint that ``attn_mask`` is the causal mask.
+    """
     is_batched = _mha_shape_check(query, key, value, key_padding_mask, attn_mask, num_heads)
     if not is_batched:
         query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)

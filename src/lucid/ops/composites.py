@@ -15,6 +15,7 @@ import mlx.core as mx
 
 from .. import _creation
 from .._tensor import Tensor
+from ._core import attach, declare
 from . import elementwise as _ew
 from . import reduce as _red
 from . import scan as _scan
@@ -31,11 +32,13 @@ __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "di
 aminmax_result = namedtuple("aminmax", ["min", "max"])
 
 
+@declare(method=True)
 def ravel(input) -> Tensor:
     """The elements as a 1-D tensor (a view where the layout allows)."""
     return _sh.reshape(input, (-1,))
 
 
+@declare(method=True)
 def positive(input) -> Tensor:
     """``input`` itself (unary plus); bool tensors are refused, as in PyTorch."""
     if input.dtype == mx.bool_:
@@ -48,11 +51,13 @@ def column_stack(tensors) -> Tensor:
     return _sh.hstack([_sh.reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors])
 
 
+@declare(method=True)
 def diagflat(input, offset: int = 0) -> Tensor:
     """A 2-D tensor with the flattened ``input`` on diagonal ``offset``."""
     return diag(_sh.reshape(input, (-1,)), offset)
 
 
+@declare(method=True)
 def inner(input, other) -> Tensor:
     """The dot product over the last dimension of both (a product when either is 0-d)."""
     if input.ndim == 0 or other.ndim == 0:
@@ -63,6 +68,7 @@ def inner(input, other) -> Tensor:
     return tensordot(input, other, dims=([input.ndim - 1], [other.ndim - 1]))
 
 
+@declare(method=True)
 def vdot(input, other) -> Tensor:
     """``sum(conj(input) * other)`` of two 1-D tensors."""
     if input.ndim != 1 or other.ndim != 1:
@@ -74,11 +80,13 @@ def vdot(input, other) -> Tensor:
     return _red.sum(_ew.mul(_ew.conj(input) if input.is_complex() else input, other))
 
 
+@declare(method=True)
 def dist(input, other, p=2) -> Tensor:
     """The p-norm of ``input - other``."""
     return _red.norm(_ew.sub(input, other), p)
 
 
+@declare(method=True)
 def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
     """Rotate by 90 degrees ``k`` times in the plane ``dims``, from the first towards the second axis."""
     dims = list(dims)
@@ -99,6 +107,7 @@ def rot90(input, k: int = 1, dims=(0, 1)) -> Tensor:
     return input.clone()
 
 
+@declare(method=True)
 def tensor_split(input, indices_or_sections, dim: int = 0) -> tuple:
     """Views of ``input`` split along ``dim``: into n near-equal parts (the first ``size % n`` one longer) for an
     int, or at the given indices."""
@@ -128,31 +137,37 @@ def _directional_split(name: str, input, sections, dim: int, min_dims: int):
     return tensor_split(input, sections, dim)
 
 
+@declare(method=True)
 def hsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along the columns (dimension 1, or 0 for a 1-D tensor), into equal parts for an int."""
     return _directional_split("hsplit", input, indices_or_sections, 0 if input.ndim == 1 else 1, 1)
 
 
+@declare(method=True)
 def vsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along the rows (dimension 0) of a tensor of 2 or more dimensions."""
     return _directional_split("vsplit", input, indices_or_sections, 0, 2)
 
 
+@declare(method=True)
 def dsplit(input, indices_or_sections) -> tuple:
     """``tensor_split`` along the depth (dimension 2) of a tensor of 3 or more dimensions."""
     return _directional_split("dsplit", input, indices_or_sections, 2, 3)
 
 
+@declare(method=True)
 def isposinf(input) -> Tensor:
     """True where ``input`` is +inf."""
     return _ew.logical_and(_ew.isinf(input), _ew.gt(input, 0))
 
 
+@declare(method=True)
 def isneginf(input) -> Tensor:
     """True where ``input`` is -inf."""
     return _ew.logical_and(_ew.isinf(input), _ew.lt(input, 0))
 
 
+@declare(method=True)
 def isreal(input) -> Tensor:
     """True where the imaginary part is 0 (everywhere for a real tensor)."""
     if not input.is_complex():
@@ -160,12 +175,14 @@ def isreal(input) -> Tensor:
     return _ew.eq(imag(input), 0)
 
 
+@declare(method=True)
 def nansum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``sum`` treating NaN as 0."""
     clean = _ew.where(_ew.isnan(input), 0, input) if input.is_floating_point() or input.is_complex() else input
     return _red.sum(clean, dim, keepdim, dtype=dtype)
 
 
+@declare(method=True)
 def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """``mean`` over the elements that are not NaN."""
     if not (input.is_floating_point() or input.is_complex()):
@@ -175,6 +192,7 @@ def nanmean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     return _ew.div(nansum(input, dim, keepdim, dtype=dtype), count)
 
 
+@declare(method=True)
 def aminmax(input, *, dim=None, keepdim: bool = False):
     """``(amin, amax)`` in one call, as a named tuple ``(min, max)``."""
     if dim is None:
@@ -186,6 +204,7 @@ def aminmax(input, *, dim=None, keepdim: bool = False):
     return aminmax_result(_red.amin(input, dim, keepdim), _red.amax(input, dim, keepdim))
 
 
+@declare(method=True)
 def float_power(input, exponent) -> Tensor:
     """``input ** exponent`` computed in float64 (complex64 for complex operands: MLX has no complex128)."""
     wide = mx.complex64 if any(isinstance(v, Tensor) and v.is_complex() or isinstance(v, complex)
@@ -194,21 +213,25 @@ def float_power(input, exponent) -> Tensor:
     return _ew.pow(*cast)
 
 
+@declare(method=True, inplace=True)
 def ldexp(input, other) -> Tensor:
     """``input * 2 ** other``."""
     return _ew.mul(input, _ew.pow(2.0, other))
 
 
+@declare(method=True)
 def is_same_size(input, other) -> bool:
     """Whether the two tensors have the same shape."""
     return input.shape == other.shape
 
 
+@declare(method=True)
 def is_signed(input) -> bool:
     """Whether the dtype is signed (False for bool and the unsigned integers)."""
     return input.dtype.is_signed
 
 
+@declare(method=True)
 def is_nonzero(input) -> bool:
     """The truth value of a one-element tensor (reads the value: a sync point)."""
     if input.numel() == 0:
@@ -219,7 +242,10 @@ def is_nonzero(input) -> bool:
 
 
 def pdist(input, p: float = 2) -> Tensor:
-    """The p-norm distances between the rows of an (N, M) tensor, for the pairs i < j in row-major order."""
+    """The p-norm distances between the rows of an (N, M) tensor, for the pairs i < j in row-major order.
+
+    :param p: the norm's order.
+    """
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
     if p < 0:
@@ -302,6 +328,7 @@ def fill(input, value) -> Tensor:
     return _creation.full_like(input, value.item() if isinstance(value, Tensor) else value)
 
 
+@declare(method=True)
 def adjoint(input) -> Tensor:
     """The conjugate transpose of the last two dimensions."""
     if input.ndim < 2:
@@ -312,11 +339,13 @@ def adjoint(input) -> Tensor:
     return _ew.conj(t) if input.is_complex() else t
 
 
+@declare(method=True)
 def is_conj(input) -> bool:
     """False: lucid's conj is computed, never a lazy conjugate bit."""
     return False
 
 
+@declare(method=True)
 def is_neg(input) -> bool:
     """False: lucid has no lazy negation bit."""
     return False
@@ -327,11 +356,13 @@ def resolve_conj(input) -> Tensor:
     return input
 
 
+@declare(method=True)
 def resolve_neg(input) -> Tensor:
     """``input``: there is no lazy negation bit to materialise."""
     return input
 
 
+@declare(method=True)
 def get_device(input) -> int:
     """-1 for a CPU tensor, else the device's index (PyTorch's convention)."""
     d = input.device
@@ -348,17 +379,12 @@ def _sum_to_size(self, *size) -> Tensor:
     return _sh.reshape(_red.sum(self, dims), size) if dims else self
 
 
-for _fn in (ravel, positive, diagflat, inner, vdot, dist, rot90, tensor_split, hsplit, vsplit, dsplit, isposinf,
-            isneginf, isreal, nansum, nanmean, aminmax, float_power, ldexp, is_same_size, is_signed, is_nonzero,
-            adjoint, is_conj, is_neg, resolve_neg, get_device):
-    setattr(Tensor, _fn.__name__, _fn)
-Tensor.sum_to_size = _sum_to_size
-Tensor.cfloat = lambda self: self.to(mx.complex64)
-Tensor.cfloat.__doc__ = "``self.to(complex64)``."
-Tensor.H = property(lambda self: adjoint(self) if self.ndim == 2 else _matrix_only("H", self),
-                    doc="The conjugate transpose of a matrix.")
-Tensor.mH = property(adjoint, doc="The conjugate transpose of the last two dimensions.")
-Tensor.is_cpu = property(lambda self: self.device.type == "cpu", doc="Whether the tensor is on the CPU.")
+attach("sum_to_size", _sum_to_size)
+attach("cfloat", lambda self: self.to(mx.complex64), "``self.to(complex64)``.")
+attach("H", property(lambda self: adjoint(self) if self.ndim == 2 else _matrix_only("H", self),
+                     doc="The conjugate transpose of a matrix."))
+attach("mH", property(adjoint, doc="The conjugate transpose of the last two dimensions."))
+attach("is_cpu", property(lambda self: self.device.type == "cpu", doc="Whether the tensor is on the CPU."))
 
 
 def _matrix_only(name: str, input) -> Tensor:

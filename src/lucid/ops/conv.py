@@ -13,7 +13,8 @@ derivative order comes for free. conv_transpose is the x-gradient convolution us
 
 MLX convolves channels-last; the layout change happens inside the primitives. MLX's CPU convolution is fast only
 without dilation: its float64 is only float32-accurate, kernel and input dilation take a slow generic path, and
-groups work only in 1-D and 2-D. So float64, dilated kernels and 3-D groups go through an exact im2col + matmul.
+groups work only in 1-D and 2-D, and it refuses integers. So float64, dilated kernels, 3-D groups and integer
+dtypes (PyTorch convolves int64 on the CPU) go through an exact im2col + matmul.
 An input dilated by a stride (the x-gradient of a strided convolution, conv_transpose) goes through col2im phase
 by phase, and its weight gradient through one im2col per output phase, so that no product meets an inserted zero:
 MLX's own formulation (a convolution over the dilated input, as ``mx.grad`` of a strided conv2d) multiplies
@@ -28,11 +29,13 @@ import itertools
 import math
 
 import mlx.core as mx
+import numpy as np
 
 from .._dtype import promote
 from .._tensor import Tensor
 from ._core import defop, expect_tensor
 from .index import _scalar_name
+from ..autograd.function import vmapping
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
@@ -143,8 +146,39 @@ def _patches(x, stride, lo, hi, dilation, input_dilation, ksize) -> tuple[mx.arr
         elem[d] = elem[d + 1] * x.shape[d + 1]
     strides = ([elem[0]] + [elem[d + 1] * stride[d] for d in range(n)] + [elem[d + 1] * dilation[d] for d in range(n)]
                + [1])
-    cols = mx.as_strided(mx.contiguous(x), (x.shape[0], *out, *ksize, x.shape[-1]), strides)
+    if vmapping():  # MLX has no batching rule for as_strided: the same windows by gathers
+        cols = _gathered_windows(x, out, ksize, stride, dilation)
+    else:
+        cols = mx.as_strided(mx.contiguous(x), (x.shape[0], *out, *ksize, x.shape[-1]), strides)
     return cols.reshape(x.shape[0], *out, math.prod(ksize), x.shape[-1]), out
+
+
+def _gathered_windows(x, out, ksize, stride, dilation) -> mx.array:
+    """The strided view of ``_patches`` (N, *out, *ksize, C) made by one gather per spatial dim."""
+    n = len(out)
+    for d in range(n):
+        axis = 1 + 2 * d  # the dims already split into (out, k) pairs come before
+        x = mx.take(x, sliding_positions(out[d], ksize[d], stride[d], dilation[d]).reshape(-1), axis=axis)
+        x = x.reshape(*x.shape[:axis], out[d], ksize[d], *x.shape[axis + 1:])
+    return mx.transpose(x, [0] + [1 + 2 * d for d in range(n)] + [2 + 2 * d for d in range(n)] + [2 * n + 1])
+
+
+_INT_PRODUCT_CHUNK = 1 << 22  # elements of one block of broadcast products (32 MiB of int64)
+
+
+def _matmul(a: mx.array, b: mx.array) -> mx.array:
+    """``a @ b``; MLX multiplies only floating point, so integer operands (PyTorch convolves int64 on the CPU) are
+    multiplied exactly as sums of broadcast products, wrapping on overflow as PyTorch's integer arithmetic does. The
+    rows go in blocks, each reduced at once, so the products never all exist together."""
+    if mx.issubdtype(a.dtype, mx.inexact):
+        return mx.matmul(a, b)
+    rows, k, n = a.shape[-2], a.shape[-1], b.shape[-1]
+    if rows == 0:
+        return mx.zeros((*np.broadcast_shapes(a.shape[:-2], b.shape[:-2]), 0, n), a.dtype)
+    step = max(1, _INT_PRODUCT_CHUNK // max(1, k * n * math.prod(a.shape[:-2])))
+    blocks = [mx.sum(mx.expand_dims(a[..., i:i + step, :], -1) * mx.expand_dims(b, -3), axis=-2)
+              for i in range(0, rows, step)]
+    return blocks[0] if len(blocks) == 1 else mx.concatenate(blocks, axis=-2)
 
 
 def _grouped(cols: mx.array, groups: int) -> mx.array:
@@ -162,7 +196,7 @@ def _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_):
     cols, out = _patches(x, stride, lo, hi, dilation, input_dilation, w.shape[1:-1])
     o = w.shape[0]
     wm = mx.transpose(w.reshape(groups, o // groups, -1), (0, 2, 1))  # (G, K*Cg, Og)
-    y = mx.matmul(_grouped(cols, groups), wm)  # (G, M, Og)
+    y = _matmul(_grouped(cols, groups), wm)  # (G, M, Og)
     return mx.transpose(y, (1, 0, 2)).reshape(x.shape[0], *out, o)
 
 
@@ -189,9 +223,9 @@ def _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_):
     # z[m, tap, g*Og + o] = sum_c x[m, g*Cg + c] w[g*Og + o, tap, c]
     wm = mx.transpose(w.reshape(groups, o // groups, taps, cg), (0, 3, 2, 1)).reshape(groups, cg, -1)
     if groups == 1:
-        z = mx.matmul(x.reshape(-1, cg), wm[0])
+        z = _matmul(x.reshape(-1, cg), wm[0])
     else:
-        z = mx.matmul(mx.transpose(x.reshape(-1, groups, cg), (1, 0, 2)), wm)  # (G, M, K*Og)
+        z = _matmul(mx.transpose(x.reshape(-1, groups, cg), (1, 0, 2)), wm)  # (G, M, K*Og)
         z = mx.transpose(z.reshape(groups, -1, taps, o // groups), (1, 2, 0, 3))
     z = z.reshape(batch, *sizes, *ksize, o)
     out = [(m - 1) * di + a + b + 1 - (k - 1) * d
@@ -282,11 +316,13 @@ def _conv_fwd(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_, bia
             return mx.moveaxis(y if bias is None else y + bias, -1, 1)
     x, w = mx.moveaxis(x, 1, -1), mx.moveaxis(w, 1, -1)
     # MLX's CPU kernels: float64 only float32-accurate, kernel dilation and input dilation on a slow generic path,
-    # groups only in 1-D and 2-D. An input dilated by a stride (x-gradients, conv_transpose) goes through col2im,
-    # the rest of those through im2col; an explicitly dilated input is faster than MLX's own input dilation
+    # groups only in 1-D and 2-D, no integers. An input dilated by a stride (x-gradients, conv_transpose) goes
+    # through col2im, the rest of those through im2col; an explicitly dilated input is faster than MLX's own
     if max(input_dilation) > 1 and max(stride) == 1:
         y = _conv_col2im(x, w, lo, hi, dilation, input_dilation, groups, flip_)
-    elif x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4):
+    elif (x.dtype == mx.float64 or max(dilation) > 1 or (groups > 1 and x.ndim > 4) or vmapping()
+          or not mx.issubdtype(x.dtype, mx.inexact)):
+        # (under lucid.func.vmap too: MLX's own weight gradient of conv_general reads an as_strided view)
         y = _conv_im2col(x, w, stride, lo, hi, dilation, input_dilation, groups, flip_)
     else:
         for d, di in enumerate(input_dilation):
@@ -432,17 +468,29 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
     """1-D convolution (cross-correlation): input (N, C_in, L), weight (C_out, C_in/groups, kL), bias (C_out,).
-    ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``."""
+    ``padding`` is an int, a tuple, ``"valid"`` or ``"same"``.
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(1, "conv1d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """2-D convolution: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW) -> (N, C_out, H_out, W_out)."""
+    """2-D convolution: input (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW) -> (N, C_out, H_out, W_out).
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(2, "conv2d", input, weight, bias, stride, padding, dilation, groups)
 
 
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1) -> Tensor:
-    """3-D convolution: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW)."""
+    """3-D convolution: input (N, C_in, D, H, W), weight (C_out, C_in/groups, kD, kH, kW).
+
+    :param weight: the filters, (C_out, C_in / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _convnd(3, "conv3d", input, weight, bias, stride, padding, dilation, groups)
 
 
@@ -481,21 +529,33 @@ def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_paddin
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
     """1-D transposed convolution: input (N, C_in, L), weight (C_in, C_out/groups, kL); output length
-    (L-1)*stride - 2*padding + dilation*(kL-1) + output_padding + 1."""
+    (L-1)*stride - 2*padding + dilation*(kL-1) + output_padding + 1.
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(1, "conv_transpose1d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 
 
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
-    """2-D transposed convolution: input (N, C_in, H, W), weight (C_in, C_out/groups, kH, kW)."""
+    """2-D transposed convolution: input (N, C_in, H, W), weight (C_in, C_out/groups, kH, kW).
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(2, "conv_transpose2d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 
 
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1) -> Tensor:
-    """3-D transposed convolution: input (N, C_in, D, H, W), weight (C_in, C_out/groups, kD, kH, kW)."""
+    """3-D transposed convolution: input (N, C_in, D, H, W), weight (C_in, C_out/groups, kD, kH, kW).
+
+    :param weight: the filters, (C_in, C_out / groups, *kernel).
+    :param bias: one value per output channel, (C_out,), or None.
+    """
     return _conv_transposend(3, "conv_transpose3d", input, weight, bias, stride, padding, output_padding, groups,
                              dilation)
 

@@ -26,7 +26,7 @@ from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from . import decomp_grads as _g
 from . import reduce as _reduce
-from ._core import methods
+from ._core import declare
 from .elementwise import abs
 from .linalg import matmul
 from .shape import clone, movedim
@@ -108,6 +108,7 @@ def _rhs(A: Tensor, B, fn: str, left: bool = True) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------------- inverse, solve
+@declare(method="inverse")
 def inv(A) -> Tensor:
     """The inverse of each square matrix; NaN for an exactly singular one (see ``inv_ex``)."""
     return _g.inv(_matrices(A, "linalg.inv"))
@@ -160,6 +161,7 @@ def solve_triangular(A, B, *, upper: bool, left: bool = True, unitriangular: boo
     return _g.mT(_g.solve_triangular(_g.mT(A), _g.mT(B), not upper))
 
 
+@declare(method=True)
 def matrix_power(A, n: int) -> Tensor:
     """A^n by repeated squaring; n = 0 gives the identity, a negative n powers the inverse."""
     if not isinstance(n, int) or isinstance(n, bool):
@@ -184,11 +186,13 @@ def matrix_power(A, n: int) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- determinants
+@declare(method=True)
 def det(A) -> Tensor:
     """The determinant of each square matrix."""
     return _g.det(_matrices(A, "linalg.det"))
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def slogdet(A) -> linalg_slogdet:
     """``(sign, logabsdet)`` with det = sign * exp(logabsdet); a singular matrix gives (0, -inf)."""
@@ -214,6 +218,7 @@ def cholesky_ex(A, *, upper: bool = False, check_errors: bool = False) -> linalg
     return linalg_cholesky_ex(_g.cholesky(A, upper, factor), _wrap(_g.cholesky_info(factor)))
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def cholesky_solve(B, L, upper: bool = False) -> Tensor:
     """X with (L L^T) X = B for a Cholesky factor L (``upper``: (U^T U) X = B): two triangular solves. Only L's
@@ -492,6 +497,7 @@ def multi_dot(tensors) -> Tensor:
 legacy_svd_result = namedtuple("svd", ["U", "S", "V"])
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def logdet(input) -> Tensor:
     """log(det(input)): NaN for a negative determinant, -inf for a singular matrix."""
@@ -500,6 +506,7 @@ def logdet(input) -> Tensor:
     return logabs + _wrap(mx.where(sign.mlx < 0, nan, mx.zeros((), logabs.dtype)))
 
 
+@declare(method=True)
 def pinverse(input, rcond: float = 1e-15) -> Tensor:
     """torch.pinverse: ``pinv`` with relative tolerance ``rcond`` (under autocast: float32, as its PyTorch overload)."""
     if _gm_state.autocast is not None:
@@ -507,16 +514,19 @@ def pinverse(input, rcond: float = 1e-15) -> Tensor:
     return _g.pinv(_matrices(input, "linalg.pinv", square=False), None, float(rcond), False)
 
 
+@declare(method="cholesky")
 def legacy_cholesky(input, upper: bool = False) -> Tensor:
     """torch.cholesky (``upper`` may be positional)."""
     return cholesky(input, upper=upper)
 
 
+@declare(method="qr")
 def legacy_qr(input, some: bool = True) -> linalg_qr:
     """torch.qr: reduced when ``some``, else complete."""
     return qr(input, "reduced" if some else "complete")
 
 
+@declare(method="svd")
 def legacy_svd(input, some: bool = True, compute_uv: bool = True) -> legacy_svd_result:
     """torch.svd: (U, S, V) with V (not Vh), reduced when ``some``; without ``compute_uv`` U and V are zeros of
     the full shapes."""
@@ -529,6 +539,4 @@ def legacy_svd(input, some: bool = True, compute_uv: bool = True) -> legacy_svd_
     return legacy_svd_result(U, S, _g.mT(Vh))
 
 
-methods(det=det, slogdet=slogdet, logdet=logdet, inverse=inv, matrix_power=matrix_power, pinverse=pinverse,
-        cholesky=legacy_cholesky, cholesky_solve=cholesky_solve, qr=legacy_qr, svd=legacy_svd)
 _reduce._matrix_norm = matrix_norm  # norm(x, "nuc") (reduce cannot import this module: it imports reduce)

@@ -24,7 +24,7 @@ from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
 from ._constants import operand as _constant
-from ._core import BINARY, UNARY, data, defop, document, inplace_method, method_docs, methods
+from ._core import BINARY, UNARY, attach, data, declare, defop
 
 _array = mx.array
 
@@ -134,33 +134,44 @@ _rsub = defop("rsub", _binary(lambda a, b: mx.subtract(b, a), True),
 # with c not requiring grad does not check x's version, so x may be written in place before backward. The VJPs call
 # the ops by name (what `g * y` calls on Tensors) so that on arrays (the raw backward) they keep PyTorch's promotion.
 mul = defop("mul", _binary(mx.multiply, True), save={0: (1,), 1: (0,)}, raw=True,
-            vjp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(g, x)))
+            vjp=(lambda g, ans, x, y: mul(g, y), lambda g, ans, x, y: mul(g, x)),
+            sig=BINARY, doc="``input * other`` with broadcasting; either may be a Python number.",
+            method=("mul", "multiply"), inplace=True)
 _div = defop("div", _binary(mx.divide, True), save={0: (1,), 1: (0, 1)}, raw=True,
              vjp=(lambda g, ans, x, y: _div(g, y), lambda g, ans, x, y: _div(mul(neg(g), x), mul(y, y))))
-_div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")), vjp=(_zeros, _zeros), save=None, node="DivBackward2")
-floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")), vjp=(_zeros, _zeros), save=None)
+_div_rounded = defop("div", _binary(_int_division(_divide_rounded, "div")),
+                     vjp=(_zeros, _zeros), save=None, node="DivBackward2")
+floor_divide = defop("floor_divide", _binary(_int_division(mx.floor_divide, "floor_divide")),
+                     vjp=(_zeros, _zeros), save=None,
+                     sig=BINARY, doc="``input / other`` rounded down (zero gradient); integers stay integers.",
+                     method=True, inplace=all_or_nothing)
 _REMAINDER_VJP = (lambda g, ans, x, y: g, lambda g, ans, x, y: -g * floor_divide(x, y))
 _remainder_fwd = _binary(_int_division(mx.remainder, "remainder"))
 _remainder_scalar = defop("remainder", _remainder_fwd, vjp=_REMAINDER_VJP, node="RemainderBackward0")
 _remainder_tensor = defop("remainder", _remainder_fwd, vjp=_REMAINDER_VJP, node="RemainderBackward1")
-neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None, raw=True)
+neg = defop("neg", mx.negative, vjp=lambda g, ans, x: -g, save=None, raw=True,
+            sig=UNARY, doc="``-input``, elementwise.", method=("neg", "negative"), inplace=True)
 
 
+@declare(method=True, inplace=all_or_nothing)
 def remainder(input, other) -> Tensor:
     """Python's modulus: the result takes the sign of ``other`` (``fmod`` takes that of ``input``)."""
     return (_remainder_tensor if isinstance(other, Tensor) else _remainder_scalar)(input, other)
 
 
+@declare(method=True, inplace=True)
 def add(input, other, *, alpha=1) -> Tensor:
     """``input + alpha * other`` with broadcasting."""
     return _add(input, other if alpha == 1 else mul(other, alpha))
 
 
+@declare(method=("sub", "subtract"), inplace=True)
 def sub(input, other, *, alpha=1) -> Tensor:
     """``input - alpha * other`` with broadcasting."""
     return _sub(input, other if alpha == 1 else mul(other, alpha))
 
 
+@declare(method=("div", "divide", "true_divide"), inplace=all_or_nothing)
 def div(input, other, *, rounding_mode: str | None = None) -> Tensor:
     """``input / other`` (true division: integers give floats); ``rounding_mode`` "floor" or "trunc" rounds the
     quotient (zero gradient, and integer inputs stay integer)."""
@@ -206,6 +217,7 @@ _pow_tensor = defop(
 _rpow = defop("pow", mx.power, save="both", node="PowBackward2", vjp=(None, _rpow_exponent_vjp))
 
 
+@declare(method=True, inplace=True)
 def pow(input, exponent) -> Tensor:  # noqa: A001  (PyTorch's name)
     """``input ** exponent``; either may be a Python number."""
     if type(input) is np.ndarray:
@@ -221,36 +233,64 @@ def pow(input, exponent) -> Tensor:  # noqa: A001  (PyTorch's name)
 
 # ---------------------------------------------------------------------------------------------------- unary math
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
-abs = defop("abs", mx.abs, vjp=lambda g, ans, x: g * sign(x), raw=True)  # noqa: A001
-exp = defop("exp", _f64.by_dtype(mx.exp, _f64.exp), vjp=lambda g, ans, x: g * ans, save="ans", raw=True)
-exp2 = defop("exp2", lambda a: mx.power(2.0, a), vjp=lambda g, ans, x: g * ans * _LN2, save="ans", raw=True)
-log = defop("log", mx.log, vjp=lambda g, ans, x: g / x, raw=True)
-log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2), raw=True)
-log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10), raw=True)
-log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0", raw=True)  # str.title()
-expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans", raw=True)
-sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans", raw=True)
-rsqrt = defop("rsqrt", mx.rsqrt, vjp=lambda g, ans, x: g * -0.5 * ans * ans * ans, save="ans", raw=True)
-square = defop("square", mx.square, vjp=lambda g, ans, x: g * 2 * x, node="PowBackward0", raw=True)
-reciprocal = defop("reciprocal", mx.reciprocal, vjp=lambda g, ans, x: -g * ans * ans, save="ans", raw=True)
-sin = defop("sin", _f64.by_dtype(mx.sin, _f64.sin), vjp=lambda g, ans, x: g * cos(x), raw=True)
-cos = defop("cos", _f64.by_dtype(mx.cos, _f64.cos), vjp=lambda g, ans, x: -g * sin(x), raw=True)
-tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans", raw=True)
-tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans", raw=True)
+abs = defop("abs", mx.abs, vjp=lambda g, ans, x: g * sign(x), raw=True,  # noqa: A001
+            sig=UNARY, doc="``|input|``, elementwise. Its gradient is ``sign(input)`` (0 at 0).",
+            method=("abs", "absolute"), inplace=True)
+exp = defop("exp", _f64.by_dtype(mx.exp, _f64.exp), vjp=lambda g, ans, x: g * ans, save="ans", raw=True,
+            sig=UNARY, doc="``e ** input``, elementwise.", method=True, inplace=True)
+exp2 = defop("exp2", lambda a: mx.power(2.0, a), vjp=lambda g, ans, x: g * ans * _LN2, save="ans", raw=True,
+             sig=UNARY, doc="``2 ** input``, elementwise.", method=True, inplace=True)
+log = defop("log", mx.log, vjp=lambda g, ans, x: g / x, raw=True,
+            sig=UNARY, doc="Natural logarithm of each element (``nan`` below 0, ``-inf`` at 0).", method=True,
+            inplace=True)
+log2 = defop("log2", mx.log2, vjp=lambda g, ans, x: g / (x * _LN2), raw=True,
+             sig=UNARY, doc="Base-2 logarithm of each element.", method=True, inplace=True)
+log10 = defop("log10", mx.log10, vjp=lambda g, ans, x: g / (x * _LN10), raw=True,
+              sig=UNARY, doc="Base-10 logarithm of each element.", method=True, inplace=True)
+log1p = defop("log1p", mx.log1p, vjp=lambda g, ans, x: g / (x + 1), node="Log1PBackward0", raw=True,
+              sig=UNARY, doc="``log(1 + input)``, accurate for small ``input``.",
+              method=True, inplace=True)  # str.title()
+expm1 = defop("expm1", mx.expm1, vjp=lambda g, ans, x: g * (ans + 1), save="ans", raw=True,
+              sig=UNARY, doc="``exp(input) - 1``, accurate for small ``input``.", method=True, inplace=True)
+sqrt = defop("sqrt", mx.sqrt, vjp=lambda g, ans, x: g / (ans * 2), save="ans", raw=True,
+             sig=UNARY, doc="Square root of each element.", method=True, inplace=True)
+rsqrt = defop("rsqrt", mx.rsqrt, vjp=lambda g, ans, x: g * -0.5 * ans * ans * ans, save="ans", raw=True,
+              sig=UNARY, doc="``1 / sqrt(input)``, elementwise.", method=True, inplace=True)
+square = defop("square", mx.square, vjp=lambda g, ans, x: g * 2 * x, node="PowBackward0", raw=True,
+               sig=UNARY, doc="``input * input``, elementwise.", method=True, inplace=True)
+reciprocal = defop("reciprocal", mx.reciprocal, vjp=lambda g, ans, x: -g * ans * ans, save="ans", raw=True,
+                   sig=UNARY, doc="``1 / input``, elementwise.", method=True, inplace=True)
+sin = defop("sin", _f64.by_dtype(mx.sin, _f64.sin), vjp=lambda g, ans, x: g * cos(x), raw=True,
+            sig=UNARY, doc="Sine of each element (radians).", method=True, inplace=True)
+cos = defop("cos", _f64.by_dtype(mx.cos, _f64.cos), vjp=lambda g, ans, x: -g * sin(x), raw=True,
+            sig=UNARY, doc="Cosine of each element (radians).", method=True, inplace=True)
+tan = defop("tan", mx.tan, vjp=lambda g, ans, x: g * (ans * ans + 1), save="ans", raw=True,
+            sig=UNARY, doc="Tangent of each element (radians).", method=True, inplace=True)
+tanh = defop("tanh", mx.tanh, vjp=lambda g, ans, x: g * (1 - ans * ans), save="ans", raw=True,
+             sig=UNARY, doc="Hyperbolic tangent of each element.", method=True, inplace=True)
 sigmoid = defop("sigmoid", _f64.by_dtype(mx.sigmoid, _f64.sigmoid), vjp=lambda g, ans, x: g * ans * (1 - ans),
-                save="ans", raw=True)
+                save="ans", raw=True,
+                sig=UNARY, doc="The logistic function ``1 / (1 + exp(-input))``, elementwise.", method=True,
+                inplace=True)
 # (a Python 0 takes a's dtype, for every dtype: no a.dtype read, no array made)
-relu = defop("relu", lambda a: mx.maximum(a, 0), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans", raw=True)
+relu = defop("relu", lambda a: mx.maximum(a, 0), vjp=lambda g, ans, x: g * gt(ans, 0), save="ans", raw=True,
+             sig=UNARY, doc="``max(input, 0)``, elementwise.", method=True, inplace=True)
 
 # piecewise constant: zero gradient, but the result still requires grad (as in PyTorch)
-sign = defop("sign", mx.sign, vjp=_zeros, save=None)
-floor = defop("floor", mx.floor, vjp=_zeros, save=None)
-ceil = defop("ceil", mx.ceil, vjp=_zeros, save=None)
-trunc = defop("trunc", _trunc, vjp=_zeros, save=None)
+sign = defop("sign", mx.sign, vjp=_zeros, save=None,
+             sig=UNARY, doc="-1, 0 or 1 by the sign of each element (zero gradient).", method=True, inplace=True)
+floor = defop("floor", mx.floor, vjp=_zeros, save=None,
+              sig=UNARY, doc="Largest integer not above each element (zero gradient).", method=True, inplace=True)
+ceil = defop("ceil", mx.ceil, vjp=_zeros, save=None,
+             sig=UNARY, doc="Smallest integer not below each element (zero gradient).", method=True, inplace=True)
+trunc = defop("trunc", _trunc, vjp=_zeros, save=None,
+              sig=UNARY, doc="Each element rounded toward zero (zero gradient); ``fix`` is the same function.",
+              method=("trunc", "fix"), inplace=True)
 _round = defop("round", lambda a, decimals=0: mx.round(a, decimals), vjp=_zeros, save=None)
 fix = trunc
 
 
+@declare(method=True, inplace=True)
 def round(input, *, decimals: int = 0) -> Tensor:  # noqa: A001
     """Round half to even, as PyTorch does; ``decimals`` digits after the point."""
     return _round(input) if decimals == 0 else _round(input, decimals=decimals)
@@ -268,16 +308,28 @@ def _picked(x, y, wins):
 
 
 maximum = defop("maximum", _binary(mx.maximum),
-                vjp=(lambda g, ans, x, y: g * _tie_share(x, y, gt), lambda g, ans, x, y: g * _tie_share(y, x, gt)))
+                vjp=(lambda g, ans, x, y: g * _tie_share(x, y, gt), lambda g, ans, x, y: g * _tie_share(y, x, gt)),
+                sig=BINARY,
+                doc="The larger of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
+                method=True, inplace=True)
 minimum = defop("minimum", _binary(mx.minimum),
-                vjp=(lambda g, ans, x, y: g * _tie_share(x, y, lt), lambda g, ans, x, y: g * _tie_share(y, x, lt)))
+                vjp=(lambda g, ans, x, y: g * _tie_share(x, y, lt), lambda g, ans, x, y: g * _tie_share(y, x, lt)),
+                sig=BINARY,
+                doc="The smaller of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
+                method=True, inplace=True)
 # fmax/fmin ignore NaN (the other operand wins); the gradient goes wholly to the operand that was returned
 fmax = defop("fmax", _binary(lambda a, b: mx.where(mx.isnan(b), a, mx.where(mx.isnan(a), b, mx.maximum(a, b)))),
              vjp=(lambda g, ans, x, y: where(_picked(x, y, ge), g, 0.0),
-                  lambda g, ans, x, y: where(_picked(x, y, ge), 0.0, g)))
+                  lambda g, ans, x, y: where(_picked(x, y, ge), 0.0, g)),
+             sig=BINARY,
+             doc="The larger of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
+             method=True)
 fmin = defop("fmin", _binary(lambda a, b: mx.where(mx.isnan(b), a, mx.where(mx.isnan(a), b, mx.minimum(a, b)))),
              vjp=(lambda g, ans, x, y: where(_picked(x, y, le), g, 0.0),
-                  lambda g, ans, x, y: where(_picked(x, y, le), 0.0, g)))
+                  lambda g, ans, x, y: where(_picked(x, y, le), 0.0, g)),
+             sig=BINARY,
+             doc="The smaller of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
+             method=True)
 
 
 def _where_fwd(c, a, b):
@@ -299,6 +351,7 @@ def where(condition, input=None, other=None):
     return _where(condition, input, other)
 
 
+@declare(method=True)
 def nonzero(input, *, as_tuple: bool = False):
     """Indices of the nonzero elements: an int64 (N, ndim) tensor, or one 1-d tensor per dim with ``as_tuple``.
     The result's shape depends on the values, so they are read (an evaluation, as in PyTorch's sync)."""
@@ -348,6 +401,7 @@ _clamp_tensor = defop("clamp", _clamp_fwd, vjp=_CLAMP_VJP, node="ClampBackward0"
 _clamp_scalar = defop("clamp", _clamp_fwd, vjp=_CLAMP_VJP, node="ClampBackward1")
 
 
+@declare(method=("clamp", "clip"), inplace=True)
 def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
     """Limit ``input`` to [min, max]; either bound may be None, a number or a tensor."""
     if isinstance(min, Tensor) or isinstance(max, Tensor):
@@ -358,11 +412,13 @@ def clamp(input, min=None, max=None) -> Tensor:  # noqa: A002
 clip = clamp
 
 
+@declare(method=True, inplace=True)
 def clamp_min(input, min) -> Tensor:  # noqa: A002
     """``max(input, min)``, elementwise: ``clamp(input, min=min)``."""
     return clamp(input, min, None)
 
 
+@declare(method=True, inplace=True)
 def clamp_max(input, max) -> Tensor:  # noqa: A002
     """``min(input, max)``, elementwise: ``clamp(input, max=max)``."""
     return clamp(input, None, max)
@@ -383,28 +439,56 @@ def cast(input, dtype) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- comparisons
-eq = defop("eq", _binary(mx.equal), differentiable=False)
-ne = defop("ne", _binary(mx.not_equal), differentiable=False)
-lt = defop("lt", _binary(mx.less), differentiable=False)
-le = defop("le", _binary(mx.less_equal), differentiable=False)
-gt = defop("gt", _binary(mx.greater), differentiable=False)
-ge = defop("ge", _binary(mx.greater_equal), differentiable=False)
+eq = defop("eq", _binary(mx.equal), differentiable=False,
+           sig=BINARY, doc="``input == other``, elementwise (a bool tensor).", method=True, inplace=True)
+ne = defop("ne", _binary(mx.not_equal), differentiable=False,
+           sig=BINARY, doc="``input != other``, elementwise (a bool tensor).", method=("ne", "not_equal"), inplace=True)
+lt = defop("lt", _binary(mx.less), differentiable=False,
+           sig=BINARY, doc="``input < other``, elementwise (a bool tensor).", method=("lt", "less"), inplace=True)
+le = defop("le", _binary(mx.less_equal), differentiable=False,
+           sig=BINARY, doc="``input <= other``, elementwise (a bool tensor).",
+           method=("le", "less_equal"), inplace=True)
+gt = defop("gt", _binary(mx.greater), differentiable=False,
+           sig=BINARY, doc="``input > other``, elementwise (a bool tensor).", method=("gt", "greater"), inplace=True)
+ge = defop("ge", _binary(mx.greater_equal), differentiable=False,
+           sig=BINARY, doc="``input >= other``, elementwise (a bool tensor).",
+           method=("ge", "greater_equal"), inplace=True)
 greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
-logical_and = defop("logical_and", mx.logical_and, differentiable=False)
-logical_or = defop("logical_or", mx.logical_or, differentiable=False)
-logical_not = defop("logical_not", mx.logical_not, differentiable=False)
+logical_and = defop("logical_and", mx.logical_and, differentiable=False,
+                    sig=BINARY, doc="Elementwise AND of the inputs taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
+logical_or = defop("logical_or", mx.logical_or, differentiable=False,
+                   sig=BINARY, doc="Elementwise OR of the inputs taken as booleans (a bool tensor).",
+                   method=True, inplace=True)
+logical_not = defop("logical_not", mx.logical_not, differentiable=False,
+                    sig=UNARY, doc="Elementwise NOT of ``input`` taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
 logical_xor = defop("logical_xor", lambda a, b: mx.not_equal(mx.array(a).astype(mx.bool_),
-                                                             mx.array(b).astype(mx.bool_)), differentiable=False)
-isnan = defop("isnan", mx.isnan, differentiable=False)
-isinf = defop("isinf", mx.isinf, differentiable=False)
-isfinite = defop("isfinite", mx.isfinite, differentiable=False)
-bitwise_and = defop("bitwise_and", mx.bitwise_and, differentiable=False)
-bitwise_or = defop("bitwise_or", mx.bitwise_or, differentiable=False)
-bitwise_xor = defop("bitwise_xor", mx.bitwise_xor, differentiable=False)
+                                                             mx.array(b).astype(mx.bool_)), differentiable=False,
+                    sig=BINARY, doc="Elementwise XOR of the inputs taken as booleans (a bool tensor).",
+                    method=True, inplace=True)
+isnan = defop("isnan", mx.isnan, differentiable=False,
+              sig=UNARY, doc="Where each element is NaN (a bool tensor).", method=True)
+isinf = defop("isinf", mx.isinf, differentiable=False,
+              sig=UNARY, doc="Where each element is +inf or -inf (a bool tensor).", method=True)
+isfinite = defop("isfinite", mx.isfinite, differentiable=False,
+                 sig=UNARY, doc="Where each element is neither inf nor NaN (a bool tensor).", method=True)
+bitwise_and = defop("bitwise_and", mx.bitwise_and, differentiable=False,
+                    sig=BINARY, doc="Bitwise AND of integer tensors; logical AND of bool tensors.",
+                    method=True, inplace=True)
+bitwise_or = defop("bitwise_or", mx.bitwise_or, differentiable=False,
+                   sig=BINARY, doc="Bitwise OR of integer tensors; logical OR of bool tensors.",
+                   method=True, inplace=True)
+bitwise_xor = defop("bitwise_xor", mx.bitwise_xor, differentiable=False,
+                    sig=BINARY, doc="Bitwise XOR of integer tensors; logical XOR of bool tensors.",
+                    method=True, inplace=True)
 bitwise_not = defop("bitwise_not", lambda a: mx.logical_not(a) if a.dtype == mx.bool_ else mx.bitwise_invert(a),
-                    differentiable=False)
+                    differentiable=False,
+                    sig=UNARY, doc="Bitwise NOT of an integer tensor; logical NOT of a bool tensor.",
+                    method=True, inplace=True)
 
 
+@declare(method=True)
 def equal(input, other) -> bool:
     """True if both tensors have the same shape and elements."""
     return tuple(input.shape) == tuple(other.shape) and bool(mx.array_equal(data(input), data(other)))
@@ -414,98 +498,64 @@ _allclose = defop("allclose", mx.allclose, differentiable=False)
 _isclose = defop("isclose", mx.isclose, differentiable=False)
 
 
+@declare(method=True)
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> bool:
     """True if ``|input - other| <= atol + rtol * |other|`` everywhere (NaNs equal only with ``equal_nan``)."""
     return bool(_allclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
+@declare(method=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False) -> Tensor:
     """Where ``|input - other| <= atol + rtol * |other|``, elementwise (a bool tensor)."""
     return _isclose(input, other, rtol=rtol, atol=atol, equal_nan=equal_nan)
 
 
 # ---------------------------------------------------------------------------------------------------- Tensor methods
-methods(add, sub, mul, div, neg, pow, abs, exp, exp2, log, log2, log10, log1p, expm1, sqrt, rsqrt, square,
-        reciprocal, sin, cos, tan, tanh, sigmoid, relu, sign, floor, ceil, trunc, round, maximum, minimum, clamp,
-        clip, clamp_min, clamp_max, eq, ne, lt, le, gt, ge, logical_and, logical_or, logical_not, logical_xor, isnan,
-        isinf, isfinite, floor_divide, remainder, fix, equal, allclose, isclose, bitwise_and, bitwise_or,
-        bitwise_xor, bitwise_not, fmax, fmin,
-        subtract=sub, multiply=mul, divide=div, true_divide=div, negative=neg, greater=gt, greater_equal=ge,
-        less=lt, less_equal=le, not_equal=ne, absolute=abs)
-Tensor.where = lambda self, condition, other: _where(condition, self, other)
+attach("where", lambda self, condition, other: _where(condition, self, other),
+       "``self`` where ``condition`` holds, else ``other`` (``lucid.where(condition, self, other)``).")
 
-
-def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
-    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
-    from .._dtype import check_device, parse_to_args
-    dtype, device = parse_to_args(args, dtype, device)
-    if device is not None:
-        check_device(device, dtype or self.dtype)
-    out = self if dtype is None else cast(self, dtype)
-    return out.clone() if copy and out is self else out
-
-
-Tensor.to = _to_method
-Tensor.type = lambda self, dtype=None: str(self.dtype) if dtype is None else cast(self, dtype)
-Tensor.float = lambda self: cast(self, mx.float32)
-Tensor.double = lambda self: cast(self, mx.float64)
-Tensor.half = lambda self: cast(self, mx.float16)
-Tensor.bfloat16 = lambda self: cast(self, mx.bfloat16)
-Tensor.long = lambda self: cast(self, mx.int64)
-Tensor.int = lambda self: cast(self, mx.int32)
-Tensor.short = lambda self: cast(self, mx.int16)
-Tensor.char = lambda self: cast(self, mx.int8)
-Tensor.byte = lambda self: cast(self, mx.uint8)
-Tensor.bool = lambda self: cast(self, mx.bool_)
-Tensor.cpu = lambda self: self
-Tensor.type_as = lambda self, other: cast(self, other.dtype)
-method_docs({"where": "``self`` where ``condition`` holds, else ``other`` (``lucid.where(condition, self, other)``).",
-             "type": "The dtype's name with no argument; with a dtype, ``self`` cast to it.",
-             "float": "``self`` as float32.", "double": "``self`` as float64 (CPU device only).",
-             "half": "``self`` as float16.", "bfloat16": "``self`` as bfloat16.", "long": "``self`` as int64.",
-             "int": "``self`` as int32.", "short": "``self`` as int16.", "char": "``self`` as int8.",
-             "byte": "``self`` as uint8.", "bool": "``self`` as bool.",
-             "cpu": "``self`` (MLX's unified memory: there is no copy to make).",
-             "type_as": "``self`` cast to ``other``'s dtype."})
 
 # operators
-Tensor.__add__ = _add  # the op itself: no extra Python frame per operator
-Tensor.__radd__ = lambda self, other: _add(other, self)
-Tensor.__sub__ = _sub
-Tensor.__rsub__ = lambda self, other: _rsub(self, other)
-Tensor.__mul__ = mul
-Tensor.__rmul__ = lambda self, other: mul(other, self)
-Tensor.__truediv__ = _div
-Tensor.__rtruediv__ = lambda self, other: _div(other, self)
-Tensor.__floordiv__ = lambda self, other: floor_divide(self, other)
-Tensor.__rfloordiv__ = lambda self, other: floor_divide(other, self)
-Tensor.__mod__ = lambda self, other: remainder(self, other)
-Tensor.__rmod__ = lambda self, other: remainder(other, self)
-Tensor.__pow__ = lambda self, other: pow(self, other)
-Tensor.__rpow__ = lambda self, other: pow(other, self)
-Tensor.__neg__ = neg
-Tensor.__pos__ = lambda self: self
-Tensor.__abs__ = abs
-Tensor.__eq__ = lambda self, other: eq(self, other)
-Tensor.__ne__ = lambda self, other: ne(self, other)
-Tensor.__lt__ = lambda self, other: lt(self, other)
-Tensor.__le__ = lambda self, other: le(self, other)
-Tensor.__gt__ = lambda self, other: gt(self, other)
-Tensor.__ge__ = lambda self, other: ge(self, other)
-Tensor.__and__ = Tensor.__rand__ = lambda self, other: bitwise_and(self, other)
-Tensor.__or__ = Tensor.__ror__ = lambda self, other: bitwise_or(self, other)
-Tensor.__xor__ = Tensor.__rxor__ = lambda self, other: bitwise_xor(self, other)
-Tensor.__invert__ = bitwise_not
+attach("__add__", _add)  # the op itself: no extra Python frame per operator
+attach("__radd__", lambda self, other: _add(other, self))
+attach("__sub__", _sub)
+attach("__rsub__", lambda self, other: _rsub(self, other))
+attach("__mul__", mul)
+attach("__rmul__", lambda self, other: mul(other, self))
+attach("__truediv__", _div)
+attach("__rtruediv__", lambda self, other: _div(other, self))
+attach("__floordiv__", lambda self, other: floor_divide(self, other))
+attach("__rfloordiv__", lambda self, other: floor_divide(other, self))
+attach("__mod__", lambda self, other: remainder(self, other))
+attach("__rmod__", lambda self, other: remainder(other, self))
+attach("__pow__", lambda self, other: pow(self, other))
+attach("__rpow__", lambda self, other: pow(other, self))
+attach("__neg__", neg)
+attach("__pos__", lambda self: self)
+attach("__abs__", abs)
+attach("__eq__", lambda self, other: eq(self, other))
+attach("__ne__", lambda self, other: ne(self, other))
+attach("__lt__", lambda self, other: lt(self, other))
+attach("__le__", lambda self, other: le(self, other))
+attach("__gt__", lambda self, other: gt(self, other))
+attach("__ge__", lambda self, other: ge(self, other))
+attach("__and__", lambda self, other: bitwise_and(self, other))
+attach("__rand__", Tensor.__and__)
+attach("__or__", lambda self, other: bitwise_or(self, other))
+attach("__ror__", Tensor.__or__)
+attach("__xor__", lambda self, other: bitwise_xor(self, other))
+attach("__rxor__", Tensor.__xor__)
+attach("__invert__", bitwise_not)
 
 
 # ---------------------------------------------------------------------------------------------------- in place
-# (the in-place forms of the ops are at the end, after help(): each takes its op's signature)
 # fill_/zero_/copy_ replace the value: the old value gets a zero gradient, a tensor `value`/`src` gets g back
 _fill = defop("fill", lambda a, v: mx.full(a.shape, v, a.dtype), save=None,
               vjp=(_zeros, lambda g, ans, x, v: g.sum()))
 _zero = defop("zero", mx.zeros_like, vjp=_zeros, save=None)
 _copy = defop("copy", lambda a, s: mx.broadcast_to(_array(_operand(s)).astype(a.dtype), a.shape), save=None,
               node="CopyBackwards", vjp=(_zeros, lambda g, ans, x, s: g))
+
 
 def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim:
@@ -514,12 +564,10 @@ def _fill_(self, value):
     return self._inplace(lambda old: _fill(old, value))
 
 
-Tensor.fill_ = _fill_
-Tensor.zero_ = lambda self: self._inplace(_zero)
-Tensor.copy_ = lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src))
-method_docs({"fill_": "Fill ``self`` with ``value`` (a number or a 0-d tensor), in place.",
-             "zero_": "Fill ``self`` with zeros, in place.",
-             "copy_": "Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``, in place."})
+attach("fill_", _fill_, "Fill ``self`` with ``value`` (a number or a 0-d tensor), in place.")
+attach("zero_", lambda self: self._inplace(_zero), "Fill ``self`` with zeros, in place.")
+attach("copy_", lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src)),
+       "Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``, in place.")
 
 
 # ---------------------------------------------------------------------------------------------------- special functions
@@ -530,14 +578,25 @@ method_docs({"fill_": "Fill ``self`` with ``value`` (a number or a 0-d tensor), 
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2
 
-asin = defop("asin", mx.arcsin, vjp=lambda g, ans, x: g * rsqrt(1 - x * x))
-acos = defop("acos", mx.arccos, vjp=lambda g, ans, x: -g * rsqrt(1 - x * x))
-atan = defop("atan", mx.arctan, vjp=lambda g, ans, x: g / (1 + x * x))
-sinh = defop("sinh", mx.sinh, vjp=lambda g, ans, x: g * cosh(x))
-cosh = defop("cosh", mx.cosh, vjp=lambda g, ans, x: g * sinh(x))
-asinh = defop("asinh", mx.arcsinh, vjp=lambda g, ans, x: g * rsqrt(x * x + 1))
-acosh = defop("acosh", mx.arccosh, vjp=lambda g, ans, x: g * rsqrt(x * x - 1))
-atanh = defop("atanh", mx.arctanh, vjp=lambda g, ans, x: g / (1 - x * x))
+asin = defop("asin", mx.arcsin, vjp=lambda g, ans, x: g * rsqrt(1 - x * x),
+             sig=UNARY, doc="Inverse sine of each element (``arcsin``).", method=("asin", "arcsin"), inplace=True)
+acos = defop("acos", mx.arccos, vjp=lambda g, ans, x: -g * rsqrt(1 - x * x),
+             sig=UNARY, doc="Inverse cosine of each element (``arccos``).", method=("acos", "arccos"), inplace=True)
+atan = defop("atan", mx.arctan, vjp=lambda g, ans, x: g / (1 + x * x),
+             sig=UNARY, doc="Inverse tangent of each element (``arctan``).", method=("atan", "arctan"), inplace=True)
+sinh = defop("sinh", mx.sinh, vjp=lambda g, ans, x: g * cosh(x),
+             sig=UNARY, doc="Hyperbolic sine of each element.", method=True, inplace=True)
+cosh = defop("cosh", mx.cosh, vjp=lambda g, ans, x: g * sinh(x),
+             sig=UNARY, doc="Hyperbolic cosine of each element.", method=True, inplace=True)
+asinh = defop("asinh", mx.arcsinh, vjp=lambda g, ans, x: g * rsqrt(x * x + 1),
+              sig=UNARY, doc="Inverse hyperbolic sine of each element (``arcsinh``).", method=("asinh", "arcsinh"),
+              inplace=True)
+acosh = defop("acosh", mx.arccosh, vjp=lambda g, ans, x: g * rsqrt(x * x - 1),
+              sig=UNARY, doc="Inverse hyperbolic cosine of each element (``arccosh``).", method=("acosh", "arccosh"),
+              inplace=True)
+atanh = defop("atanh", mx.arctanh, vjp=lambda g, ans, x: g / (1 - x * x),
+              sig=UNARY, doc="Inverse hyperbolic tangent of each element (``arctanh``).", method=("atanh", "arctanh"),
+              inplace=True)
 
 
 def _atan2_vjp(sign):
@@ -549,20 +608,31 @@ def _atan2_vjp(sign):
     return vjp
 
 
-atan2 = defop("atan2", _binary(mx.arctan2), vjp=(_atan2_vjp(1), _atan2_vjp(-1)))
+atan2 = defop("atan2", _binary(mx.arctan2), vjp=(_atan2_vjp(1), _atan2_vjp(-1)),
+              sig=BINARY,
+              doc="The angle of the point (``other``, ``input``): ``atan(input / other)`` in the right quadrant.",
+              method=("atan2", "arctan2"), inplace=True)
 arcsin, arccos, arctan, arctan2, arcsinh, arccosh, arctanh = asin, acos, atan, atan2, asinh, acosh, atanh
 
-erf = defop("erf", _f64.by_dtype(mx.erf, _f64.erf), vjp=lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x))
-erfc = defop("erfc", _f64.erfc, vjp=lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * exp(-x * x))
+erf = defop("erf", _f64.by_dtype(mx.erf, _f64.erf), vjp=lambda g, ans, x: g * _TWO_OVER_SQRT_PI * exp(-x * x),
+            sig=UNARY, doc="The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``, elementwise.", method=True,
+            inplace=True)
+erfc = defop("erfc", _f64.erfc, vjp=lambda g, ans, x: -g * _TWO_OVER_SQRT_PI * exp(-x * x),
+             sig=UNARY, doc="The complementary error function ``1 - erf(input)``, accurate where erf is near 1.",
+             method=True, inplace=True)
 erfinv = defop("erfinv", _f64.by_dtype(mx.erfinv, _f64.erfinv),
-               vjp=lambda g, ans, x: g * _SQRT_PI_OVER_TWO * exp(ans * ans), save="ans")
+               vjp=lambda g, ans, x: g * _SQRT_PI_OVER_TWO * exp(ans * ans), save="ans",
+               sig=UNARY, doc="The inverse error function, elementwise (defined on (-1, 1)).", method=True,
+               inplace=True)
 
 _logaddexp_fwd = _f64.by_dtype(mx.logaddexp, _f64.logaddexp)
 logaddexp = defop("logaddexp", _binary(_logaddexp_fwd),
-                  vjp=(lambda g, ans, x, y: g * sigmoid(x - y), lambda g, ans, x, y: g * sigmoid(y - x)))
+                  vjp=(lambda g, ans, x, y: g * sigmoid(x - y), lambda g, ans, x, y: g * sigmoid(y - x)),
+                  sig=BINARY, doc="``log(exp(input) + exp(other))`` without overflow.", method=True)
 logaddexp2 = defop("logaddexp2", _binary(lambda a, b: _logaddexp_fwd(a * _LN2, b * _LN2) / _LN2),
                    vjp=(lambda g, ans, x, y: g * sigmoid((x - y) * _LN2),
-                        lambda g, ans, x, y: g * sigmoid((y - x) * _LN2)))
+                        lambda g, ans, x, y: g * sigmoid((y - x) * _LN2)),
+                   sig=BINARY, doc="``log2(2 ** input + 2 ** other)`` without overflow.", method=True)
 
 
 def _hypot_fwd(a, b):
@@ -575,7 +645,9 @@ def _hypot_fwd(a, b):
 
 # d hypot = x / hypot: nan at the origin, as in PyTorch
 hypot = defop("hypot", _binary(_hypot_fwd), save="both",
-              vjp=(lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans))
+              vjp=(lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans),
+              sig=BINARY, doc="``sqrt(input ** 2 + other ** 2)`` without overflow or underflow.", method=True,
+              inplace=True)
 
 
 @_binary
@@ -591,6 +663,7 @@ _lerp_scalar = defop("lerp", _lerp_fwd, vjp=_LERP_VJP, node="LerpBackward0")
 _lerp_tensor = defop("lerp", _lerp_fwd, vjp=_LERP_VJP, node="LerpBackward1")
 
 
+@declare(method=True, inplace=True)
 def lerp(input, end, weight) -> Tensor:
     """``input + weight * (end - input)``; ``weight`` is a number or a tensor (broadcasting)."""
     return (_lerp_tensor if isinstance(weight, Tensor) else _lerp_scalar)(input, end, weight)
@@ -613,7 +686,8 @@ def _sinc_vjp(g, ans, x):
     return where(zero, 0.0, g * (cos(safe * math.pi) - sinc(safe)) / safe)
 
 
-sinc = defop("sinc", _sinc_fwd, vjp=_sinc_vjp)
+sinc = defop("sinc", _sinc_fwd, vjp=_sinc_vjp,
+             sig=UNARY, doc="The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.", method=True, inplace=True)
 
 
 def _xlogy_fwd(a, b):
@@ -628,6 +702,7 @@ _XLOGY_VJP = (lambda g, ans, x, y: where(logical_and(eq(x, 0), le(y, 0)), 0.0, x
 _xlogy_ops = tuple(defop("xlogy", _binary(_xlogy_fwd), vjp=_XLOGY_VJP, node=f"XlogyBackward{i}") for i in range(3))
 
 
+@declare(method=True, inplace=True)
 def xlogy(input, other) -> Tensor:
     """``input * log(other)``, 0 where ``input`` is 0 (even where other is 0 or inf), NaN where other is NaN.
     Either argument may be a number."""
@@ -649,13 +724,16 @@ _nan_to_num = defop("nan_to_num", _nan_to_num_fwd,
                     vjp=lambda g, ans, x, nan, posinf, neginf: where(isfinite(x), g, 0.0))
 
 
+@declare(method=True, inplace=True)
 def nan_to_num(input, nan: float = 0.0, posinf: float | None = None, neginf: float | None = None) -> Tensor:
     """NaN -> ``nan``, +inf -> ``posinf``, -inf -> ``neginf`` (the dtype's largest and smallest finite values when
     None). The gradient passes where the input is finite."""
     return _nan_to_num(input, nan, posinf, neginf)
 
 
-frac = defop("frac", lambda a: a - _trunc(a), vjp=lambda g, ans, x: g, save=None)
+frac = defop("frac", lambda a: a - _trunc(a), vjp=lambda g, ans, x: g, save=None,
+             sig=UNARY, doc="The fractional part ``input - trunc(input)``, with the sign of ``input``.", method=True,
+             inplace=True)
 
 
 def _fmod_fwd(a, b):
@@ -670,6 +748,7 @@ _fmod_scalar = defop("fmod", _fmod_checked, vjp=_FMOD_VJP, node="FmodBackward0")
 _fmod_tensor = defop("fmod", _fmod_checked, vjp=_FMOD_VJP, node="FmodBackward1")
 
 
+@declare(method=True, inplace=all_or_nothing)
 def fmod(input, other) -> Tensor:
     """Remainder with the sign of ``input`` (``remainder`` takes the sign of ``other``)."""
     return (_fmod_tensor if isinstance(other, Tensor) else _fmod_scalar)(input, other)
@@ -688,108 +767,22 @@ _copysign_tensor = defop("copysign", _binary(_copysign_fwd), save="both", vjp=_C
 _copysign_scalar = defop("copysign", _binary(_copysign_fwd), save="both", vjp=_COPYSIGN_VJP, node="CopysignBackward1")
 
 
+@declare(method=True, inplace=True)
 def copysign(input, other) -> Tensor:
     """``|input|`` with the sign of ``other`` (-0.0 counts as negative); integers give floats."""
     return (_copysign_tensor if isinstance(other, Tensor) else _copysign_scalar)(input, other)
 
 
-methods(asin, acos, atan, atan2, sinh, cosh, asinh, acosh, atanh, erf, erfc, erfinv, logaddexp, logaddexp2, hypot, lerp,
-        sinc, xlogy, nan_to_num, frac, fmod, copysign, arcsin=asin, arccos=acos, arctan=atan, arctan2=atan2,
-        arcsinh=asinh, arccosh=acosh, arctanh=atanh)
-
-
 # ---------------------------------------------------------------------------------------------------- help()
-document(UNARY, {
-    neg: "``-input``, elementwise.",
-    abs: "``|input|``, elementwise. Its gradient is ``sign(input)`` (0 at 0).",
-    exp: "``e ** input``, elementwise.",
-    exp2: "``2 ** input``, elementwise.",
-    log: "Natural logarithm of each element (``nan`` below 0, ``-inf`` at 0).",
-    log2: "Base-2 logarithm of each element.",
-    log10: "Base-10 logarithm of each element.",
-    log1p: "``log(1 + input)``, accurate for small ``input``.",
-    expm1: "``exp(input) - 1``, accurate for small ``input``.",
-    sqrt: "Square root of each element.",
-    rsqrt: "``1 / sqrt(input)``, elementwise.",
-    square: "``input * input``, elementwise.",
-    reciprocal: "``1 / input``, elementwise.",
-    sin: "Sine of each element (radians).",
-    cos: "Cosine of each element (radians).",
-    tan: "Tangent of each element (radians).",
-    tanh: "Hyperbolic tangent of each element.",
-    sigmoid: "The logistic function ``1 / (1 + exp(-input))``, elementwise.",
-    relu: "``max(input, 0)``, elementwise.",
-    sign: "-1, 0 or 1 by the sign of each element (zero gradient).",
-    floor: "Largest integer not above each element (zero gradient).",
-    ceil: "Smallest integer not below each element (zero gradient).",
-    trunc: "Each element rounded toward zero (zero gradient); ``fix`` is the same function.",
-    asin: "Inverse sine of each element (``arcsin``).",
-    acos: "Inverse cosine of each element (``arccos``).",
-    atan: "Inverse tangent of each element (``arctan``).",
-    sinh: "Hyperbolic sine of each element.",
-    cosh: "Hyperbolic cosine of each element.",
-    asinh: "Inverse hyperbolic sine of each element (``arcsinh``).",
-    acosh: "Inverse hyperbolic cosine of each element (``arccosh``).",
-    atanh: "Inverse hyperbolic tangent of each element (``arctanh``).",
-    erf: "The error function ``2/sqrt(pi) * integral_0^x exp(-t^2) dt``, elementwise.",
-    erfc: "The complementary error function ``1 - erf(input)``, accurate where erf is near 1.",
-    erfinv: "The inverse error function, elementwise (defined on (-1, 1)).",
-    sinc: "The normalized sinc ``sin(pi x) / (pi x)``, 1 at 0.",
-    frac: "The fractional part ``input - trunc(input)``, with the sign of ``input``.",
-    logical_not: "Elementwise NOT of ``input`` taken as booleans (a bool tensor).",
-    isnan: "Where each element is NaN (a bool tensor).",
-    isinf: "Where each element is +inf or -inf (a bool tensor).",
-    isfinite: "Where each element is neither inf nor NaN (a bool tensor).",
-    bitwise_not: "Bitwise NOT of an integer tensor; logical NOT of a bool tensor.",
-})
-document(BINARY, {
-    mul: "``input * other`` with broadcasting; either may be a Python number.",
-    floor_divide: "``input / other`` rounded down (zero gradient); integers stay integers.",
-    maximum: "The larger of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
-    minimum: "The smaller of ``input`` and ``other``, elementwise (NaN propagates; ties share the gradient).",
-    fmax: "The larger of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
-    fmin: "The smaller of ``input`` and ``other``, elementwise, ignoring NaN (the other operand wins).",
-    atan2: "The angle of the point (``other``, ``input``): ``atan(input / other)`` in the right quadrant.",
-    logaddexp: "``log(exp(input) + exp(other))`` without overflow.",
-    logaddexp2: "``log2(2 ** input + 2 ** other)`` without overflow.",
-    hypot: "``sqrt(input ** 2 + other ** 2)`` without overflow or underflow.",
-    eq: "``input == other``, elementwise (a bool tensor).",
-    ne: "``input != other``, elementwise (a bool tensor).",
-    lt: "``input < other``, elementwise (a bool tensor).",
-    le: "``input <= other``, elementwise (a bool tensor).",
-    gt: "``input > other``, elementwise (a bool tensor).",
-    ge: "``input >= other``, elementwise (a bool tensor).",
-    logical_and: "Elementwise AND of the inputs taken as booleans (a bool tensor).",
-    logical_or: "Elementwise OR of the inputs taken as booleans (a bool tensor).",
-    logical_xor: "Elementwise XOR of the inputs taken as booleans (a bool tensor).",
-    bitwise_and: "Bitwise AND of integer tensors; logical AND of bool tensors.",
-    bitwise_or: "Bitwise OR of integer tensors; logical OR of bool tensors.",
-    bitwise_xor: "Bitwise XOR of integer tensors; logical XOR of bool tensors.",
-})
 
 
-# ---------------------------------------------------------------------------------------------------- in-place methods
-# (the integer divisions are all or nothing: a division by zero found later leaves the tensor unchanged)
-for _name, _fn in [("add_", add), ("sub_", sub), ("mul_", mul), ("div_", all_or_nothing(div)), ("pow_", pow), ("clamp_", clamp),
-                   ("clip_", clamp), ("clamp_min_", clamp_min), ("clamp_max_", clamp_max), ("neg_", neg),
-                   ("abs_", abs), ("exp_", exp), ("log_", log), ("sqrt_", sqrt), ("sin_", sin), ("cos_", cos),
-                   ("tanh_", tanh), ("sigmoid_", sigmoid), ("relu_", relu), ("floor_", floor), ("ceil_", ceil),
-                   ("round_", round), ("trunc_", trunc), ("sign_", sign), ("square_", square),
-                   ("reciprocal_", reciprocal), ("remainder_", all_or_nothing(remainder)),
-                   ("floor_divide_", all_or_nothing(floor_divide)),
-                   ("maximum_", maximum), ("minimum_", minimum),
-                   ("asin_", asin), ("acos_", acos), ("atan_", atan), ("atan2_", atan2), ("sinh_", sinh),
-                   ("cosh_", cosh), ("asinh_", asinh), ("acosh_", acosh), ("atanh_", atanh), ("erf_", erf),
-                   ("erfc_", erfc), ("erfinv_", erfinv), ("hypot_", hypot), ("lerp_", lerp), ("sinc_", sinc),
-                   ("xlogy_", xlogy), ("nan_to_num_", nan_to_num), ("frac_", frac), ("fmod_", all_or_nothing(fmod)),
-                   ("copysign_", copysign), ("arcsin_", asin), ("arccos_", acos), ("arctan_", atan),
-                   ("arctan2_", atan2), ("arcsinh_", asinh), ("arccosh_", acosh), ("arctanh_", atanh)]:
-    setattr(Tensor, _name, inplace_method(_name, _fn))
-
-Tensor.__iadd__ = Tensor.add_
-Tensor.__isub__ = Tensor.sub_
-Tensor.__imul__ = Tensor.mul_
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__ipow__ = Tensor.pow_
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__ifloordiv__ = Tensor.floor_divide_
+# ------------------------------------------------------------------------------------------------ in-place operators
+# (the in-place methods are declared with their ops; the integer divisions are all or nothing: a division by zero
+# found later leaves the tensor unchanged)
+attach("__iadd__", Tensor.add_)
+attach("__isub__", Tensor.sub_)
+attach("__imul__", Tensor.mul_)
+attach("__itruediv__", Tensor.div_)
+attach("__ipow__", Tensor.pow_)
+attach("__imod__", Tensor.remainder_)
+attach("__ifloordiv__", Tensor.floor_divide_)

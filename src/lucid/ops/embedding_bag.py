@@ -64,7 +64,18 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                   include_last_offset: bool = False, padding_idx=None) -> Tensor:
     """(bags, embedding_dim): the ``mode`` ("sum", "mean" or "max") of the rows of ``weight`` looked up by each
     bag's indices. ``per_sample_weights`` (input's shape, "sum" only) scale each row; entries equal to
-    ``padding_idx`` are left out of their bag (and of its count for "mean"); an empty bag gives zeros."""
+    ``padding_idx`` are left out of their bag (and of its count for "mean"); an empty bag gives zeros.
+
+    :param weight: the embedding matrix, (num_embeddings, embedding_dim).
+    :param offsets: the start of each bag in a 1-D input.
+    :param max_norm: renormalize looked-up rows whose norm exceeds it (in place).
+    :param scale_grad_by_freq: divide each row's gradient by its index's count.
+    :param mode: 'sum', 'mean' or 'max'.
+    :param sparse: accepted; gradients are dense.
+    :param per_sample_weights: a weight per index, for mode 'sum'.
+    :param include_last_offset: ``offsets`` has one more entry, the end of the last bag.
+    :param padding_idx: a row left out of the bags.
+    """
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
     if per_sample_weights is not None:

@@ -26,7 +26,7 @@ import mlx.core as mx
 
 from .._dtype import get_default_dtype, is_complex
 from .._tensor import Tensor, _wrap
-from ._core import UNARY, defop, document, methods
+from ._core import UNARY, attach, defop
 from .shape import roll, stack
 
 _DUAL = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -37,20 +37,18 @@ def _complex_fwd(re, im):
     return re.astype(mx.complex64) + 1j * im.astype(mx.complex64)
 
 
-complex = defop("complex", _complex_fwd, save=None,  # noqa: A001  (PyTorch's name)
-                vjp=(lambda g, ans, re, im: real(g), lambda g, ans, re, im: imag(g)))
-real = defop("real", mx.real, vjp=lambda g, ans, z: complex(g, g.new_zeros(g.shape)), save=None)
-imag = defop("imag", mx.imag, vjp=lambda g, ans, z: complex(g.new_zeros(g.shape), g), save=None)
-conj = defop("conj", mx.conj, vjp=lambda g, ans, z: conj(g), save=None)
-
-
 def _complex_signature(real, imag, *, out=None): ...  # noqa: E704
 
 
-document(inspect.signature(_complex_signature), {complex: "The complex tensor ``real + 1j * imag`` (complex64)."})
-document(UNARY, {real: "The real part of a complex tensor (a real tensor as it is).",
-                 imag: "The imaginary part of a complex tensor.",
-                 conj: "The complex conjugate (a real tensor as it is)."})
+complex = defop("complex", _complex_fwd, save=None,  # noqa: A001  (PyTorch's name)
+                vjp=(lambda g, ans, re, im: real(g), lambda g, ans, re, im: imag(g)),
+                sig=inspect.signature(_complex_signature), doc="The complex tensor ``real + 1j * imag`` (complex64).")
+real = defop("real", mx.real, vjp=lambda g, ans, z: complex(g, g.new_zeros(g.shape)), save=None,
+             sig=UNARY, doc="The real part of a complex tensor (a real tensor as it is).")
+imag = defop("imag", mx.imag, vjp=lambda g, ans, z: complex(g.new_zeros(g.shape), g), save=None,
+             sig=UNARY, doc="The imaginary part of a complex tensor.")
+conj = defop("conj", mx.conj, vjp=lambda g, ans, z: conj(g), save=None,
+             sig=UNARY, doc="The complex conjugate (a real tensor as it is).", method=True)
 
 
 def view_as_real(input) -> Tensor:
@@ -67,12 +65,10 @@ def view_as_complex(input) -> Tensor:
     return complex(input[..., 0], input[..., 1])
 
 
-methods(conj)
-Tensor.real = property(real)
-Tensor.imag = property(imag)
-Tensor.conj_physical = conj
-Tensor.resolve_conj = lambda self: self
-Tensor.resolve_conj.__doc__ = "``self``: lucid's conj is computed, never a lazy conjugate bit."
+attach("real", property(real))
+attach("imag", property(imag))
+attach("conj_physical", conj)
+attach("resolve_conj", lambda self: self, "``self``: lucid's conj is computed, never a lazy conjugate bit.")
 
 
 # ---------------------------------------------------------------------------------------------------- the transforms
@@ -312,5 +308,3 @@ def fftshift(input, dim=None) -> Tensor:
 def ifftshift(input, dim=None) -> Tensor:
     """The inverse of ``fftshift`` (a roll by -(n//2))."""
     return _shift(input, dim, -1)
-
-

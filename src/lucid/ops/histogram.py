@@ -21,7 +21,7 @@ from .._dtype import get_default_dtype
 from .._tensor import Tensor, _wrap
 from . import elementwise as _ew
 from . import shape as _sh
-from ._core import data, methods
+from ._core import data, declare
 from .index import _scalar_name
 
 histogram_result = namedtuple("histogram", ["hist", "bin_edges"])
@@ -238,4 +238,4 @@ def gradient(input, *, spacing=1, dim=None, edge_order: int = 1) -> tuple:
     return tuple(out)
 
 
-methods(histogram)
+declare(histogram, method=True)

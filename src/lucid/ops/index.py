@@ -29,7 +29,7 @@ from .._checks import checked_index, is_known, mark_known
 from .._dtype import broadcast_shapes, dtype_name, from_numpy_dtype
 from .._tensor import Tensor, _wrap
 from .._threads import to_numpy
-from ._core import SAVES_INDEX, data, defop, method_docs, methods
+from ._core import SAVES_INDEX, attach, data, declare, defop
 from .elementwise import all_or_nothing, nonzero, where  # (nonzero: re-exported with the indexing functions)
 from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slices, wrap_dim, zeros_for
 
@@ -276,16 +276,18 @@ def _setitem(self, key, value) -> None:
     self._inplace(lambda old: index_put_key(old, key, value), via_view=True)
 
 
-Tensor.__getitem__ = _getitem
-Tensor.__setitem__ = _setitem
+attach("__getitem__", _getitem)
+attach("__setitem__", _setitem)
 
 
 # ---------------------------------------------------------------------------------------------------- functions
+@declare(method=True)
 def argwhere(input) -> Tensor:
     """The indices of the nonzero elements, one row per element: shape (count, input.ndim)."""
     return nonzero(input)
 
 
+@declare(method=True)
 def index_select(input, dim: int, index) -> Tensor:
     """The entries at ``index`` (a 0-d or 1-d integer tensor) along ``dim``."""
     idx = data(index)
@@ -330,6 +332,7 @@ def _tensor_key(indices, shape: tuple) -> tuple:
     return tuple(key)
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def index_put(input, indices, values, accumulate: bool = False) -> Tensor:
     """``input`` with ``input[indices] = values`` (or ``+=`` with ``accumulate``, where repeated indices add up).
@@ -349,6 +352,7 @@ _masked_fill = defop("masked_fill", _masked_fill_fwd, save=SAVES_INDEX,
                           lambda g, ans, x, mask, value: where(mask, g, 0.0).sum()))
 
 
+@declare(method=True, inplace=True)
 def masked_fill(input, mask, value) -> Tensor:
     """``value`` where ``mask`` (bool, broadcast) is True, else ``input``."""
     m = data(mask)
@@ -361,6 +365,7 @@ def masked_fill(input, mask, value) -> Tensor:
     return _masked_fill(input, m, value)
 
 
+@declare(method=True)
 def masked_select(input, mask) -> Tensor:
     """The elements of ``input`` where ``mask`` is True (both broadcast), as a 1-d tensor."""
     shape = broadcast_shapes(tuple(input.shape), tuple(mask.shape))
@@ -510,6 +515,7 @@ def _same_dtype(input, src, message: str) -> None:
         raise RuntimeError(message.format(_scalar_name(a), _scalar_name(b)))
 
 
+@declare(method=True)
 def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     """``out[i][j] = input[index[i][j]][j]`` for dim 0 (``input[i][index[i][j]]`` for dim 1): the element along
     ``dim`` named by each entry of ``index``, which has input's number of dims and is no larger in the others.
@@ -522,6 +528,7 @@ def gather(input, dim: int, index, *, sparse_grad: bool = False) -> Tensor:
     return _gather(input, _along_index(idx, input.shape[d], d, "gather"), d)
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def scatter(input, dim: int, index, src=None, value=None, *, reduce: str | None = None) -> Tensor:
     """``input`` with ``out[index[i][j]][j] = src[i][j]`` for dim 0 (a copy; ``scatter_`` writes in place). ``src``
@@ -564,6 +571,7 @@ def _leading_part(src, shape: tuple):
     return take_slices(src, tuple(slice(0, s) for s in shape))
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def scatter_add(input, dim: int, index, src) -> Tensor:
     """``input`` with ``out[index[i][j]][j] += src[i][j]`` for dim 0; repeated indices add up. The gradient passes
@@ -624,6 +632,7 @@ def _slice_index(input, dim: int, index, source, fn: str, dtype_error: str):
     return input, (_FULL,) * d + (idx,), source, scalar
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     """``input`` with ``alpha * source`` added at the positions ``index`` (1-d) along ``dim``; repeated indices add
@@ -634,6 +643,7 @@ def index_add(input, dim: int, index, source, *, alpha=1) -> Tensor:
     return out.reshape(()) if scalar else out
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def index_copy(input, dim: int, index, source) -> Tensor:
     """``input`` with the slices ``index`` (1-d) along ``dim`` replaced by those of ``source`` (with repeated
@@ -644,6 +654,7 @@ def index_copy(input, dim: int, index, source) -> Tensor:
     return out.reshape(()) if scalar else out
 
 
+@declare(method=True, inplace=True)
 @all_or_nothing
 def index_fill(input, dim: int, index, value) -> Tensor:
     """``input`` with the slices ``index`` (0-d or 1-d) along ``dim`` set to ``value`` (a number or a 0-d
@@ -661,6 +672,7 @@ def index_fill(input, dim: int, index, value) -> Tensor:
     return _index_fill(input, value, (_FULL,) * d + (idx.reshape(-1),))
 
 
+@declare(method=True)
 def take(input, index) -> Tensor:
     """The elements of ``input`` read as 1-d at ``index`` (any shape; negative indices count from the end); the
     result has index's shape."""
@@ -671,6 +683,7 @@ def take(input, index) -> Tensor:
     return _take_flat(input, (idx,))
 
 
+@declare(method=True)
 def take_along_dim(input, indices, dim: int | None = None) -> Tensor:
     """``gather`` with broadcasting: ``input`` and ``indices`` broadcast in all dims but ``dim``. Without ``dim``
     both are read as 1-d (numpy's ``take_along_axis``)."""
@@ -707,19 +720,3 @@ def _broadcast_shape(a, b) -> list:
                                f"dimension {i}")
         out.append(y if x == 1 else x)
     return out
-
-
-methods(nonzero, argwhere, index_select, index_put, masked_fill, masked_select, gather, scatter, scatter_add,
-        index_add, index_copy, index_fill, take, take_along_dim)
-Tensor.index_put_ = lambda self, indices, values, accumulate=False: self._inplace(
-    lambda old: index_put(old, indices, values, accumulate))
-Tensor.masked_fill_ = lambda self, mask, value: self._inplace(lambda old: masked_fill(old, mask, value))
-Tensor.scatter_ = lambda self, dim, index, src=None, value=None, *, reduce=None: self._inplace(
-    lambda old: scatter(old, dim, index, src, value, reduce=reduce))
-Tensor.scatter_add_ = lambda self, dim, index, src: self._inplace(lambda old: scatter_add(old, dim, index, src))
-Tensor.index_add_ = lambda self, dim, index, source, *, alpha=1: self._inplace(
-    lambda old: index_add(old, dim, index, source, alpha=alpha))
-Tensor.index_copy_ = lambda self, dim, index, source: self._inplace(lambda old: index_copy(old, dim, index, source))
-Tensor.index_fill_ = lambda self, dim, index, value: self._inplace(lambda old: index_fill(old, dim, index, value))
-method_docs({n + "_": f"In-place version of ``{n}``." for n in ("index_put", "masked_fill", "scatter", "scatter_add",
-                                                                  "index_add", "index_copy", "index_fill")})

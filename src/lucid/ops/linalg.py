@@ -24,7 +24,7 @@ import mlx.core as mx
 from .. import _cpu_route
 from .._dtype import broadcast_shapes, promote
 from .._tensor import Tensor, _wrap
-from ._core import as_tensor, data, defop, inplace_method, methods
+from ._core import as_tensor, attach, data, declare, defop
 from .shape import _FULL, _expanded_shape, stack, take_slices, wrap_dim, zeros_for
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
@@ -98,6 +98,7 @@ def _check_mm(sa, sb):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({sa[0]}x{sa[1]} and {sb[0]}x{sb[1]})")
 
 
+@declare(method=True)
 def matmul(input, other) -> Tensor:
     """Matrix product with PyTorch's rules: 1-D·1-D is the dot product (0-d), 2-D·1-D and 1-D·2-D are
     matrix-vector products, 2-D·2-D is ``mm``, and with more dims the leading (batch) dims broadcast; a 1-D operand
@@ -135,6 +136,7 @@ def matmul(input, other) -> Tensor:
     return out if data(out).shape == out_shape else out.reshape(out_shape)
 
 
+@declare(method=True)
 def mm(input, mat2) -> Tensor:
     """Product of two 2-D matrices (no broadcasting); a sparse ``input`` is ``lucid.sparse.mm``."""
     if input.__class__ is not Tensor and getattr(input, "is_sparse", False):
@@ -145,6 +147,7 @@ def mm(input, mat2) -> Tensor:
     return _mm(input, mat2)
 
 
+@declare(method=True)
 def bmm(input, mat2) -> Tensor:
     """Batched product of two 3-D tensors with the same batch size (no broadcasting)."""
     sa, sb = data(input).shape, data(mat2).shape
@@ -158,18 +161,21 @@ def bmm(input, mat2) -> Tensor:
     return _bmm(input, mat2)
 
 
+@declare(method=True)
 def dot(input, tensor) -> Tensor:
     """Inner product of two 1-D tensors of the same length (a 0-d result)."""
     _check_dot(data(input).shape, data(tensor).shape)
     return _dot(input, tensor)
 
 
+@declare(method=True)
 def mv(input, vec) -> Tensor:
     """Product of a 2-D matrix and a 1-D vector."""
     _check_mv(data(input).shape, data(vec).shape)
     return _mv(input, vec)
 
 
+@declare(method=("outer", "ger"))
 def outer(input, vec2) -> Tensor:
     """Outer product of two 1-D tensors: ``out[i, j] = input[i] * vec2[j]`` (a broadcast multiply, as in
     PyTorch, so its node is MulBackward0)."""
@@ -219,6 +225,7 @@ def _check_input(input, shape: tuple) -> None:
     _expanded_shape(tuple(data(input).shape), shape)
 
 
+@declare(method=True, inplace=True)
 def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat1 @ mat2)`` for 2-D matrices; ``input`` broadcasts to the result."""
     sa, sb = data(mat1).shape, data(mat2).shape
@@ -230,6 +237,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1) -> Tensor:
     return _addmm(input, mat1, mat2, beta, alpha)
 
 
+@declare(method=True, inplace=True)
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (batch1 @ batch2)`` for 3-D batches of the same size; ``input`` broadcasts."""
     sa, sb = data(batch1).shape, data(batch2).shape
@@ -243,6 +251,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     return _baddbmm(input, batch1, batch2, beta, alpha)
 
 
+@declare(method=True, inplace=True)
 def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * (mat @ vec)`` for a 2-D ``mat`` and a 1-D ``vec``."""
     sm, sv, si = data(mat).shape, data(vec).shape, data(input).shape
@@ -253,6 +262,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1) -> Tensor:
     return _addmv(input, mat, vec, beta, alpha)
 
 
+@declare(method=True, inplace=True)
 def addr(input, vec1, vec2, *, beta=1, alpha=1) -> Tensor:
     """``beta * input + alpha * outer(vec1, vec2)``."""
     for name, t in (("vec1", vec1), ("vec2", vec2)):
@@ -416,6 +426,7 @@ def _permuted(x, perm: list):
     return x if perm == sorted(perm) else x.permute(perm)
 
 
+@declare(method=True)
 def kron(input, other) -> Tensor:
     """The Kronecker product: ``out[i * m + k, ...] = input[i, ...] * other[k, ...]`` (shapes padded with leading
     ones to the same length)."""
@@ -444,6 +455,7 @@ _cross = defop("linalg_cross", _cross_fwd, vjp=(lambda g, ans, a, b, dim: _cross
                                                 lambda g, ans, a, b, dim: _cross(g, a, dim)))
 
 
+@declare(method=True)
 def cross(input, other, dim: int | None = None) -> Tensor:
     """The cross product of 3-vectors along ``dim`` (the other dims broadcast). Without ``dim``, as in PyTorch,
     the first dim of size 3 (deprecated there, with a warning: pass ``dim=-1`` for linalg.cross's default)."""
@@ -477,6 +489,7 @@ _tril = defop("tril", lambda a, k: mx.tril(a, k), vjp=lambda g, ans, x, k: _tril
 _triu = defop("triu", lambda a, k: mx.triu(a, k), vjp=lambda g, ans, x, k: _triu(g, k), save=None)
 
 
+@declare(method=True, inplace=True)
 def tril(input, diagonal: int = 0) -> Tensor:
     """The lower triangle of the last two dims: entries on and below the ``diagonal``-th diagonal (0 is the main
     diagonal, positive counts up), the rest zero."""
@@ -485,6 +498,7 @@ def tril(input, diagonal: int = 0) -> Tensor:
     return _tril(input, diagonal)
 
 
+@declare(method=True, inplace=True)
 def triu(input, diagonal: int = 0) -> Tensor:
     """The upper triangle of the last two dims: entries on and above the ``diagonal``-th diagonal, the rest zero."""
     if input.ndim < 2:
@@ -526,6 +540,7 @@ def _diag_dims(dim1: int, dim2: int, ndim: int) -> tuple:
     return d1, d2
 
 
+@declare(method=True)
 def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """The ``offset`` diagonal over dims ``dim1``, ``dim2`` (``input[i, i + offset]``), as a new last dim; a view:
     writing into it writes into ``input``."""
@@ -534,6 +549,7 @@ def diagonal(input, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
         input, lambda b: _diagonal(b, offset, d1, d2), lambda b, v: _diagonal_scatter(b, v, offset, d1, d2))
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
     """``input`` with ``diagonal(input, offset, dim1, dim2)`` replaced by ``src`` (a copy)."""
@@ -545,6 +561,7 @@ def diagonal_scatter(input, src, offset: int = 0, dim1: int = 0, dim2: int = 1) 
     return _diagonal_scatter(input, src, offset, d1, d2)
 
 
+@declare(method=True)
 def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor:
     """Matrices (over dims ``dim1``, ``dim2`` of the result) whose ``offset`` diagonal holds input's last dim."""
     n = input.ndim + 1
@@ -556,6 +573,7 @@ def diag_embed(input, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor
     return _diag_embed(input, tuple(shape), offset, d1, d2)
 
 
+@declare(method=True)
 def diag(input, diagonal: int = 0) -> Tensor:
     """A 1-D input becomes a square matrix with it on the ``diagonal``-th diagonal; a 2-D input gives that diagonal
     (a copy)."""
@@ -570,6 +588,7 @@ _trace = defop("trace", mx.trace, save=None,
                vjp=lambda g, ans, x: g * _wrap(mx.eye(x.shape[0], x.shape[1], dtype=g.dtype)))
 
 
+@declare(method=True)
 def trace(input) -> Tensor:
     """The sum of the main diagonal of a 2-D matrix."""
     if input.ndim != 2:
@@ -624,11 +643,5 @@ def cartesian_prod(*tensors) -> Tensor:
 
 
 # ---------------------------------------------------------------------------------------------------- methods
-methods(matmul, mm, bmm, dot, mv, outer, addmm, baddbmm, addmv, addr, kron, cross, tril, triu, diag, diagonal,
-        diag_embed, diagonal_scatter, trace, ger=outer)
-Tensor.__matmul__ = matmul
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)
-
-
-for _fn in (addmm, baddbmm, addmv, addr, tril, triu):
-    setattr(Tensor, _fn.__name__ + "_", inplace_method(_fn.__name__ + "_", _fn))
+attach("__matmul__", matmul)
+attach("__rmatmul__", lambda self, other: matmul(other, self))

@@ -235,7 +235,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index: int = 
              reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class-index targets: ``-weight[t] * input[n, t]`` for log-probabilities
     ``input`` (N, C), (N, C, d1, ...) or unbatched (C,) and int64 ``target`` (N), (N, d1, ...) or ().
-    Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator."""
+    Targets equal to ``ignore_index`` add nothing, to the loss or to the mean's denominator.
+
+    :param weight: a rescaling weight per class, (C,), or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("nll_loss", nll_loss, input, target, weight, size_average, ignore_index, reduce,
                                        reduction)
@@ -285,7 +288,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     """Cross entropy between logits ``input`` (N, C), (N, C, d1, ...) or (C,) and either class indices (int64
     ``target`` of the input's shape without the class dim) or class probabilities (a float ``target`` of the input's
     shape). ``label_smoothing`` mixes the target with the uniform distribution: ``(1 - s) * nll + s * mean over
-    classes of -log_softmax`` for indices, ``target * (1 - s) + s / C`` for probabilities."""
+    classes of -log_softmax`` for indices, ``target * (1 - s) + s / C`` for probabilities.
+
+    :param weight: a rescaling weight per class, (C,), or None.
+    :param label_smoothing: in [0, 1]: the target mixed with the uniform distribution.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("cross_entropy", cross_entropy, input, target, weight, size_average,
                                        ignore_index, reduce, reduction, label_smoothing)
@@ -316,7 +323,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
 # ---------------------------------------------------------------------------------------------------- regression
 def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
     """``(input - target) ** 2`` (times ``weight``, of the input's size), reduced; the target broadcasts, with
-    PyTorch's warning when its size differs."""
+    PyTorch's warning when its size differs.
+
+    :param weight: a rescaling weight broadcast against the elementwise losses, or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("mse_loss", mse_loss, input, target, size_average, reduce, reduction, weight)
     _warn_size(input, target)
@@ -329,7 +339,10 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction: str = "me
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean", weight=None) -> Tensor:
-    """``|input - target|`` (times ``weight``, of the input's size), reduced."""
+    """``|input - target|`` (times ``weight``, of the input's size), reduced.
+
+    :param weight: a rescaling weight broadcast against the elementwise losses, or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("l1_loss", l1_loss, input, target, size_average, reduce, reduction, weight)
     _warn_size(input, target)
@@ -351,7 +364,10 @@ def _quadratic_then_linear(diff: Tensor, width: float, slope: float) -> Tensor:
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str = "mean",
                    beta: float = 1.0) -> Tensor:
     """``0.5 * d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 * beta`` (``d = input - target``);
-    ``beta = 0`` is l1_loss."""
+    ``beta = 0`` is l1_loss.
+
+    :param beta: where the loss turns from quadratic to linear (0 gives L1).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("smooth_l1_loss", smooth_l1_loss, input, target, size_average, reduce, reduction,
                                        beta)
@@ -365,7 +381,11 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction: str
 
 def huber_loss(input, target, reduction: str = "mean", delta: float = 1.0, weight=None) -> Tensor:
     """``0.5 * d**2`` where ``|d| < delta``, else ``delta * (|d| - 0.5 * delta)``; with ``weight`` (of the input's
-    size) the weighted losses are reduced as they are (the mean divides by their count)."""
+    size) the weighted losses are reduced as they are (the mean divides by their count).
+
+    :param delta: where the loss turns from quadratic to linear.
+    :param weight: a rescaling weight broadcast against the elementwise losses, or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("huber_loss", huber_loss, input, target, reduction, delta, weight)
     _warn_size(input, target)
@@ -416,7 +436,10 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
                          reduction: str = "mean") -> Tensor:
     """``-weight * (target * log(input) + (1 - target) * log(1 - input))`` for probabilities ``input``, each log
     clamped to >= -100 as PyTorch does. ``weight`` broadcasts to the input's shape. Values outside [0, 1] (NaN
-    included) raise PyTorch's error (see ``_check_probabilities``)."""
+    included) raise PyTorch's error (see ``_check_probabilities``).
+
+    :param weight: a rescaling weight broadcast against the elementwise losses, or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("binary_cross_entropy", binary_cross_entropy, input, target, weight,
                                        size_average, reduce, reduction)
@@ -432,7 +455,11 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction: str = "mean", pos_weight=None) -> Tensor:
     """binary_cross_entropy of ``sigmoid(input)``, computed stably as ``(1 - t) * x - (1 + (pos_weight - 1) * t) *
-    logsigmoid(x)``; ``pos_weight`` (broadcast along the last dim, one per class) weighs the positive term."""
+    logsigmoid(x)``; ``pos_weight`` (broadcast along the last dim, one per class) weighs the positive term.
+
+    :param weight: a rescaling weight broadcast against the elementwise losses, or None.
+    :param pos_weight: a weight of the positive examples per class, broadcast along the last dim.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("binary_cross_entropy_with_logits", binary_cross_entropy_with_logits, input,
                                        target, weight, size_average, reduce, reduction, pos_weight)
@@ -448,7 +475,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
            log_target: bool = False) -> Tensor:
     """Pointwise KL divergence ``target * (log(target) - input)`` for log-probabilities ``input`` (``target``
     also as log-probabilities with ``log_target``). 'batchmean' divides the sum by the batch size (the KL
-    divergence per sample); 'mean' divides by every element, with PyTorch's warning."""
+    divergence per sample); 'mean' divides by every element, with PyTorch's warning.
+
+    :param log_target: ``target`` holds log-probabilities.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("kl_div", kl_div, input, target, size_average, reduce, reduction, log_target)
     if size_average is None and reduce is None and reduction == "mean":
@@ -470,7 +500,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction: str = "mean
 def poisson_nll_loss(input, target, log_input: bool = True, full: bool = False, size_average=None,
                      eps: float = 1e-8, reduce=None, reduction: str = "mean") -> Tensor:
     """Poisson negative log-likelihood: ``exp(input) - target * input`` (``log_input``) or ``input - target *
-    log(input + eps)``; ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1."""
+    log(input + eps)``; ``full`` adds Stirling's approximation of ``log(target!)`` where target > 1.
+
+    :param log_input: the input holds log-rates.
+    :param full: add Stirling's approximation of ``log(target!)``.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("poisson_nll_loss", poisson_nll_loss, input, target, log_input, full,
                                        size_average, eps, reduce, reduction)
@@ -492,7 +526,11 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2 pi)``
     with ``full``). ``var`` has the input's shape, or one dim fewer, or a single mismatched dim of size 1 (shared
     variance); its value is clamped to >= eps but its gradient is not (PyTorch clamps in place under no_grad).
-    A negative float ``var`` is an error; a tensor's values are not read."""
+    A negative float ``var`` is an error; a tensor's values are not read.
+
+    :param var: the variances (broadcast against the input).
+    :param full: add the constant ``0.5 * log(2 * pi)``.
+    """
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
@@ -550,7 +588,14 @@ def margin_ranking_loss(input1, input2, target, margin: float = 0, size_average=
 def triplet_margin_loss(anchor, positive, negative, margin: float = 1.0, p: float = 2, eps: float = 1e-6,
                         swap: bool = False, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:
     """``max(0, d(a, p) - d(a, n) + margin)`` with ``d`` the pairwise p-norm distance along the last dim;
-    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance."""
+    ``swap`` uses ``min(d(a, n), d(p, n))`` as the negative distance.
+
+    :param anchor: the anchors.
+    :param positive: the positive examples.
+    :param negative: the negative examples.
+    :param p: the norm's order of the distance.
+    :param swap: use the positive-negative distance when it is smaller.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("triplet_margin_loss", triplet_margin_loss, anchor, positive, negative, margin,
                                        p, eps, swap, size_average, reduce, reduction)
@@ -592,7 +637,10 @@ def hinge_embedding_loss(input, target, margin: float = 1.0, size_average=None, 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction: str = "mean") -> Tensor:
     """Per-class binary cross entropy of ``sigmoid(input)`` (optionally weighted), averaged over the classes (the
-    last dim), then reduced over the samples."""
+    last dim), then reduced over the samples.
+
+    :param weight: a rescaling weight per class, (C,), or None.
+    """
     reduction = _reduction(size_average, reduce, reduction)
     loss = -(target * logsigmoid(input) + (1 - target) * logsigmoid(-input))
     if weight is not None:
@@ -655,7 +703,15 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank: int = 0, 
     ``input_lengths`` and ``target_lengths`` are (N,) tensors or sequences. 'mean' divides each loss by its target
     length (at least 1), then averages over the batch; ``zero_infinity`` replaces infinite losses (impossible
     alignments) and their gradients by 0. The gradient is the exact one of this function (PyTorch's differs by
-    ``exp(log_probs)``, which vanishes after a log_softmax)."""
+    ``exp(log_probs)``, which vanishes after a log_softmax).
+
+    :param log_probs: (T, N, C) log-probabilities.
+    :param targets: (N, S) padded, or the concatenated targets.
+    :param input_lengths: each sequence's length, (N,).
+    :param target_lengths: each target's length, (N,).
+    :param blank: the blank label's index.
+    :param zero_infinity: replace infinite losses (impossible alignments) and their gradients by zero.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("ctc_loss", ctc_loss, log_probs, targets, input_lengths, target_lengths, blank,
                                        reduction, zero_infinity)

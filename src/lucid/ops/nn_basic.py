@@ -77,7 +77,11 @@ def linear(input, weight, bias=None) -> Tensor:
     of one dtype (a mismatch raises, as in PyTorch).
 
     A 2-D input is one recorded op (``AddmmBackward0``, or ``MmBackward0`` without bias) whose next functions are
-    the bias, input and weight themselves (PyTorch's graph has a ``TBackward0`` between addmm and the weight)."""
+    the bias, input and weight themselves (PyTorch's graph has a ``TBackward0`` between addmm and the weight).
+
+    :param weight: (out_features, in_features).
+    :param bias: (out_features,), or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("linear", linear, input, weight, bias)
     expect_tensor("linear", "input", 1, input)
@@ -99,7 +103,11 @@ def linear(input, weight, bias=None) -> Tensor:
 
 
 def bilinear(input1, input2, weight, bias=None) -> Tensor:
-    """``out[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
+    """``out[..., o] = sum_ij input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``.
+
+    :param weight: (out_features, in1_features, in2_features).
+    :param bias: (out_features,), or None.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("bilinear", bilinear, input1, input2, weight, bias)
     if input1.ndim != input2.ndim:
@@ -168,23 +176,35 @@ def _channels(input, batched: bool = True) -> tuple:
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero each element with probability ``p`` and scale the rest by ``1 / (1 - p)`` (the identity when not
-    training)."""
+    training).
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     return _dropout(input, p, training, inplace)
 
 
 def alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """Dropout for selu networks: keeps zero mean and unit variance (PyTorch's default is ``training=False``)."""
+    """Dropout for selu networks: keeps zero mean and unit variance (PyTorch's default is ``training=False``).
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     return _dropout(input, p, training, inplace, alpha=True)
 
 
 def feature_alpha_dropout(input, p: float = 0.5, training: bool = False, inplace: bool = False) -> Tensor:
-    """alpha_dropout of whole channels of (N, C, *) ``input``."""
+    """alpha_dropout of whole channels of (N, C, *) ``input``.
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     _check_p(p)
     return _dropout(input, p, training, inplace, _channels(input), alpha=True)
 
 
 def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, L) or unbatched (C, L) ``input``."""
+    """Zero whole channels of (N, C, L) or unbatched (C, L) ``input``.
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     _check_p(p)
     if input.ndim not in (2, 3):
         raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {input.ndim}D input. Note that "
@@ -195,7 +215,10 @@ def dropout1d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) ``input``; a 3-D input is read as (N, C, L), as PyTorch does (with its
-    warning)."""
+    warning).
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     _check_p(p)
     if input.ndim not in (3, 4):
         warnings.warn(f"dropout2d: Received a {input.ndim}-D input to dropout2d, which is deprecated and will result "
@@ -213,7 +236,10 @@ def dropout2d(input, p: float = 0.5, training: bool = True, inplace: bool = Fals
 
 
 def dropout3d(input, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
-    """Zero whole channels of (N, C, D, H, W) or unbatched (C, D, H, W) ``input``."""
+    """Zero whole channels of (N, C, D, H, W) or unbatched (C, D, H, W) ``input``.
+
+    :param p: the probability of zeroing an element (or a channel), in [0, 1].
+    """
     _check_p(p)
     if input.ndim not in (4, 5):
         warnings.warn(f"dropout3d: Received a {input.ndim}-D input to dropout3d, which is deprecated and will result "
@@ -280,7 +306,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type: float =
     Repeated indices accumulate gradient; the ``padding_idx`` row gets none; ``scale_grad_by_freq`` divides each
     row's gradient by its count in ``input``; ``max_norm`` first renormalizes the used rows in place. ``sparse``
     is accepted and ignored (the gradient is dense). Out-of-range indices raise PyTorch's IndexError (at once, or at
-    the next evaluation when their values are not known yet: see lucid._checks)."""
+    the next evaluation when their values are not known yet: see lucid._checks).
+
+    :param weight: the embedding matrix, (num_embeddings, embedding_dim).
+    :param padding_idx: a row that gets no gradient.
+    :param max_norm: renormalize looked-up rows whose norm exceeds it (in place).
+    :param scale_grad_by_freq: divide each row's gradient by its index's count in the batch.
+    :param sparse: accepted; gradients are dense.
+    """
     idx = data(input)
     if not isinstance(idx, mx.array) or not mx.issubdtype(idx.dtype, mx.integer):
         name = dtype_name(idx.dtype) if isinstance(idx, mx.array) else type(input).__name__
@@ -307,7 +340,11 @@ def _class_value_error(v) -> RuntimeError:
 def one_hot(tensor, num_classes: int = -1) -> Tensor:
     """int64 tensor of shape (*tensor.shape, num_classes) with a 1 at each index. ``num_classes=-1`` infers
     ``max + 1`` (this reads the values, and checks they are non-negative); with ``num_classes`` given, values
-    outside [0, num_classes) raise PyTorch's error (at once, or at the next evaluation: see lucid._checks)."""
+    outside [0, num_classes) raise PyTorch's error (at once, or at the next evaluation: see lucid._checks).
+
+    :param tensor: the class indices (int64).
+    :param num_classes: the number of classes (-1: one more than the largest index).
+    """
     a = data(tensor)
     if not isinstance(a, mx.array) or not mx.issubdtype(a.dtype, mx.integer):
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -361,7 +398,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p: f
     (N, ..., S, Ev); ``scale`` defaults to 1/sqrt(E). A bool ``attn_mask`` marks with True the scores that take part,
     a float one is added; ``is_causal`` lets position i attend to positions <= i. As PyTorch's math backend, a row
     with no position taking part gives zeros (not NaN). ``dropout_p`` drops attention weights (always, as in
-    PyTorch: pass 0 for evaluation). ``enable_gqa`` repeats the heads (dim -3) of key and value to match query's."""
+    PyTorch: pass 0 for evaluation). ``enable_gqa`` repeats the heads (dim -3) of key and value to match query's.
+
+    :param query: (..., L, E).
+    :param key: (..., S, E).
+    :param value: (..., S, Ev).
+    :param attn_mask: a boolean mask (True: attend) or a float bias, broadcast to (..., L, S).
+    :param dropout_p: dropout on the attention weights.
+    :param is_causal: a lower-triangular mask.
+    :param scale: the scale of the scores (default 1/sqrt(E)).
+    :param enable_gqa: let the query's heads share the keys' and values' groups.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("scaled_dot_product_attention", scaled_dot_product_attention, query, key, value,
                                        attn_mask, dropout_p, is_causal, scale, enable_gqa)
@@ -405,7 +452,11 @@ def _clamped_norm(x, dim: int, eps: float):
 
 def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))`` along ``dim`` (the inputs broadcast first); each
-    input is divided by its norm before the product, which keeps the result in [-1, 1]."""
+    input is divided by its norm before the product, which keeps the result in [-1, 1].
+
+    :param x1: the first vectors.
+    :param x2: the second vectors (broadcast against ``x1``).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("cosine_similarity", cosine_similarity, x1, x2, dim, eps)
     if tuple(x1.shape) != tuple(x2.shape):
@@ -416,5 +467,10 @@ def cosine_similarity(x1, x2, dim: int = 1, eps: float = 1e-8) -> Tensor:
 
 
 def pairwise_distance(x1, x2, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> Tensor:
-    """``||x1 - x2 + eps||_p`` along the last dim (the inputs broadcast)."""
+    """``||x1 - x2 + eps||_p`` along the last dim (the inputs broadcast).
+
+    :param x1: the first vectors.
+    :param x2: the second vectors.
+    :param p: the norm's order.
+    """
     return norm(x1 - x2 + eps, p, max(x1.ndim, x2.ndim) - 1, keepdim)

@@ -132,7 +132,12 @@ _layer_norm = defop("layer_norm", _layer_norm_fwd, vjp_all=_layer_norm_vjp, node
 
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims (mean 0, biased variance 1), then ``* weight + bias``
-    (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch."""
+    (both of ``normalized_shape``). One recorded op, ``NativeLayerNormBackward0``, as in PyTorch.
+
+    :param normalized_shape: the trailing shape normalized over.
+    :param weight: the per-element scale (or None).
+    :param bias: the per-element shift (or None).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("layer_norm", layer_norm, input, normalized_shape, weight, bias, eps)
     expect_tensor("layer_norm", "input", 1, input)
@@ -142,7 +147,11 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps: float = 1e-
 
 def rms_norm(input, normalized_shape, weight=None, eps: float | None = None) -> Tensor:
     """``input / sqrt(mean(input**2) + eps) * weight`` over the trailing ``normalized_shape`` dims. ``eps`` defaults
-    to the machine epsilon of the computing dtype (half types compute in float32, as in PyTorch)."""
+    to the machine epsilon of the computing dtype (half types compute in float32, as in PyTorch).
+
+    :param normalized_shape: the trailing shape normalized over.
+    :param weight: the per-element scale (or None).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("rms_norm", rms_norm, input, normalized_shape, weight, eps)
     axes = _last_axes(input, normalized_shape, weight)
@@ -205,7 +214,14 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     """Normalize each channel (dim 1) of (N, C, *) ``input``. Training: with the batch's statistics, and the
     running statistics (if given) move toward the batch's mean and unbiased variance by ``momentum``, in place.
     Evaluation: with ``running_mean`` and ``running_var``. One recorded op, ``NativeBatchNormBackward0``, as in
-    PyTorch."""
+    PyTorch.
+
+    :param running_mean: the running mean, updated in place in training (or None).
+    :param running_var: the running variance, updated in place in training (or None).
+    :param weight: the per-channel scale (or None).
+    :param bias: the per-channel shift (or None).
+    :param momentum: the running statistics' update weight.
+    """
     expect_tensor("batch_norm", "input", 1, input)
     if input.ndim < 2:
         raise ValueError(f"expected 2D or higher input (got {input.ndim}D input)")
@@ -241,7 +257,15 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                   momentum: float = 0.1, eps: float = 1e-5) -> Tensor:
     """Normalize each (sample, channel) of (N, C, *) ``input`` over its spatial dims. Running statistics (per
     channel) move toward the batch average of the instance means and unbiased variances; with
-    ``use_input_stats=False`` they are used instead of the input's."""
+    ``use_input_stats=False`` they are used instead of the input's.
+
+    :param running_mean: the running mean, updated in place in training (or None).
+    :param running_var: the running variance, updated in place in training (or None).
+    :param weight: the per-channel scale (or None).
+    :param bias: the per-channel shift (or None).
+    :param use_input_stats: normalize with the instance's statistics (else the running ones).
+    :param momentum: the running statistics' update weight.
+    """
     c = input.shape[1]
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):
@@ -264,7 +288,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 # ---------------------------------------------------------------------------------------------------- group
 def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5) -> Tensor:
     """Split the C channels of (N, C, *) ``input`` into ``num_groups`` groups and normalize each (sample, group);
-    ``weight`` and ``bias`` are per channel."""
+    ``weight`` and ``bias`` are per channel.
+
+    :param num_groups: the number of groups (dividing the channels).
+    :param weight: the per-channel scale (or None).
+    :param bias: the per-channel shift (or None).
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("group_norm", group_norm, input, num_groups, weight, bias, eps)
     expect_tensor("group_norm", "input", 1, input)
@@ -285,14 +314,22 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
 
 # ---------------------------------------------------------------------------------------------------- normalize, lrn
 def normalize(input, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
-    """``input / max(||input||_p, eps)`` along ``dim``."""
+    """``input / max(||input||_p, eps)`` along ``dim``.
+
+    :param p: the norm's order.
+    """
     return input / norm(input, p, dim, keepdim=True).clamp_min(eps)
 
 
 @_cpu_route.float64_args
 def local_response_norm(input, size: int, alpha: float = 1e-4, beta: float = 0.75, k: float = 1.0) -> Tensor:
     """``input / (k + alpha * mean of input**2 over a window of size channels) ** beta``; the window is centred on
-    each channel and zero-padded at the edges (PyTorch's average always divides by ``size``)."""
+    each channel and zero-padded at the edges (PyTorch's average always divides by ``size``).
+
+    :param size: the number of neighbouring channels.
+    :param beta: the exponent.
+    :param k: the additive factor.
+    """
     if input.ndim < 3:
         raise ValueError(f"Expected 3D or higher dimensionality input (got {input.ndim} dimensions)")
     if input.numel() == 0:

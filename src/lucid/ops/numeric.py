@@ -21,7 +21,7 @@ import mlx.core as mx
 
 from .._dtype import get_default_dtype, promote
 from .._tensor import Tensor
-from ._core import as_tensor, data, defop, inplace_method, methods
+from ._core import as_tensor, data, declare, defop
 from . import _f64
 from . import elementwise as _ew
 from . import reduce as _red
@@ -361,10 +361,17 @@ def _addbmm_(self, batch1, batch2, *, beta=1, alpha=1) -> Tensor:
     return self._inplace(lambda old: addbmm(old, batch1, batch2, beta=beta, alpha=alpha))
 
 
-methods(gcd, lcm, bitwise_left_shift, bitwise_right_shift, frexp, nextafter, angle, logcumsumexp, addbmm, renorm,
-        gcd_=inplace_method("gcd_", gcd), lcm_=inplace_method("lcm_", lcm),
-        bitwise_left_shift_=inplace_method("bitwise_left_shift_", bitwise_left_shift),
-        bitwise_right_shift_=inplace_method("bitwise_right_shift_", bitwise_right_shift),
-        nextafter_=inplace_method("nextafter_", nextafter), renorm_=inplace_method("renorm_", renorm),
-        conj_physical_=_conj_physical_, float_power_=_float_power_, addbmm_=_addbmm_)
+declare(gcd, method=True, inplace=True)
+declare(lcm, method=True, inplace=True)
+declare(bitwise_left_shift, method=True, inplace=True)
+declare(bitwise_right_shift, method=True, inplace=True)
+declare(nextafter, method=True, inplace=True)
+declare(renorm, method=True, inplace=True)
+declare(frexp, method=True)
+declare(angle, method=True)
+declare(logcumsumexp, method=True)
+declare(addbmm, method=True)
+declare(_conj_physical_, method="conj_physical_")
+declare(_float_power_, method="float_power_")
+declare(_addbmm_, method="addbmm_")
 gcd_, lcm_, conj_physical_ = (function_form(n) for n in ("gcd_", "lcm_", "conj_physical_"))  # torch.gcd_(x, y), ...

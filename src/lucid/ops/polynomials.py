@@ -21,7 +21,7 @@ import math
 
 import mlx.core as mx
 
-from ._core import defop, document
+from ._core import defop
 from ._bessel import _cos
 from ._gamma import exp, float_operands, sin
 
@@ -152,42 +152,37 @@ def _legendre(x, n):
     return mx.where(n < 0, 0.0, out).astype(dtype)
 
 
-def _nondiff(name, fwd):
-    return defop(name, fwd, differentiable=False)
-
-
-chebyshev_polynomial_t = _nondiff("chebyshev_polynomial_t", _chebyshev_op("t", False))
-chebyshev_polynomial_u = _nondiff("chebyshev_polynomial_u", _chebyshev_op("u", False))
-chebyshev_polynomial_v = _nondiff("chebyshev_polynomial_v", _chebyshev_op("v", False))
-chebyshev_polynomial_w = _nondiff("chebyshev_polynomial_w", _chebyshev_op("w", False))
-shifted_chebyshev_polynomial_t = _nondiff("shifted_chebyshev_polynomial_t", _chebyshev_op("t", True))
-shifted_chebyshev_polynomial_u = _nondiff("shifted_chebyshev_polynomial_u", _chebyshev_op("u", True))
-shifted_chebyshev_polynomial_v = _nondiff("shifted_chebyshev_polynomial_v", _chebyshev_op("v", True))
-shifted_chebyshev_polynomial_w = _nondiff("shifted_chebyshev_polynomial_w", _chebyshev_op("w", True))
-hermite_polynomial_h = _nondiff("hermite_polynomial_h", _hermite_h)
-hermite_polynomial_he = _nondiff("hermite_polynomial_he", _hermite_he)
-laguerre_polynomial_l = _nondiff("laguerre_polynomial_l", _laguerre)
-legendre_polynomial_p = _nondiff("legendre_polynomial_p", _legendre)
-
-
 def _signature(input, n, *, out=None): ...  # noqa: A002,E704  (PyTorch's parameter names)
 
 
-_WHAT = {
-    chebyshev_polynomial_t: "the Chebyshev polynomial of the first kind T_n",
-    chebyshev_polynomial_u: "the Chebyshev polynomial of the second kind U_n",
-    chebyshev_polynomial_v: "the Chebyshev polynomial of the third kind V_n",
-    chebyshev_polynomial_w: "the Chebyshev polynomial of the fourth kind W_n",
-    shifted_chebyshev_polynomial_t: "the shifted Chebyshev polynomial of the first kind T*_n(x) = T_n(2x - 1)",
-    shifted_chebyshev_polynomial_u: "the shifted Chebyshev polynomial of the second kind U*_n(x) = U_n(2x - 1)",
-    shifted_chebyshev_polynomial_v: "the shifted Chebyshev polynomial of the third kind V*_n(x) = V_n(2x - 1)",
-    shifted_chebyshev_polynomial_w: "the shifted Chebyshev polynomial of the fourth kind W*_n(x) = W_n(2x - 1)",
-    hermite_polynomial_h: "the physicists' Hermite polynomial H_n (NaN above degree 128 in float32, 512 in float64)",
-    hermite_polynomial_he: "the probabilists' Hermite polynomial He_n (NaN above degree 128 in float32, 512 in "
-                           "float64)",
-    laguerre_polynomial_l: "the Laguerre polynomial L_n",
-    legendre_polynomial_p: "the Legendre polynomial P_n",
-}
-document(inspect.signature(_signature), {op: f"{what.capitalize()} at ``input``, of degree ``n`` (an integer or a "
-                                         "tensor of degrees; 0 for n < 0). Not differentiable."
-                                         for op, what in _WHAT.items()})
+_SIGNATURE = inspect.signature(_signature)
+
+
+def _nondiff(name, fwd, what: str):
+    return defop(name, fwd, differentiable=False, sig=_SIGNATURE,
+                 doc=f"{what[0].upper()}{what[1:]} at ``input``, of degree ``n`` (an integer or a tensor of degrees; 0 "
+                     "for n < 0). Not differentiable.")
+
+
+chebyshev_polynomial_t = _nondiff("chebyshev_polynomial_t", _chebyshev_op("t", False),
+                                  "the Chebyshev polynomial of the first kind T_n")
+chebyshev_polynomial_u = _nondiff("chebyshev_polynomial_u", _chebyshev_op("u", False),
+                                  "the Chebyshev polynomial of the second kind U_n")
+chebyshev_polynomial_v = _nondiff("chebyshev_polynomial_v", _chebyshev_op("v", False),
+                                  "the Chebyshev polynomial of the third kind V_n")
+chebyshev_polynomial_w = _nondiff("chebyshev_polynomial_w", _chebyshev_op("w", False),
+                                  "the Chebyshev polynomial of the fourth kind W_n")
+shifted_chebyshev_polynomial_t = _nondiff("shifted_chebyshev_polynomial_t", _chebyshev_op("t", True),
+                                          "the shifted Chebyshev polynomial of the first kind T*_n(x) = T_n(2x - 1)")
+shifted_chebyshev_polynomial_u = _nondiff("shifted_chebyshev_polynomial_u", _chebyshev_op("u", True),
+                                          "the shifted Chebyshev polynomial of the second kind U*_n(x) = U_n(2x - 1)")
+shifted_chebyshev_polynomial_v = _nondiff("shifted_chebyshev_polynomial_v", _chebyshev_op("v", True),
+                                          "the shifted Chebyshev polynomial of the third kind V*_n(x) = V_n(2x - 1)")
+shifted_chebyshev_polynomial_w = _nondiff("shifted_chebyshev_polynomial_w", _chebyshev_op("w", True),
+                                          "the shifted Chebyshev polynomial of the fourth kind W*_n(x) = W_n(2x - 1)")
+hermite_polynomial_h = _nondiff("hermite_polynomial_h", _hermite_h, "the physicists' Hermite polynomial H_n (NaN "
+                                "above degree 128 in float32, 512 in float64)")
+hermite_polynomial_he = _nondiff("hermite_polynomial_he", _hermite_he, "the probabilists' Hermite polynomial He_n "
+                                 "(NaN above degree 128 in float32, 512 in float64)")
+laguerre_polynomial_l = _nondiff("laguerre_polynomial_l", _laguerre, "the Laguerre polynomial L_n")
+legendre_polynomial_p = _nondiff("legendre_polynomial_p", _legendre, "the Legendre polynomial P_n")

@@ -24,6 +24,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
 import functools
 import itertools
 import math
+import os
 
 import mlx.core as mx
 import numpy as np
@@ -265,6 +266,29 @@ def _adaptive_size(fn, output_size, spatial) -> tuple:
     return out
 
 
+def _physical_memory() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # no sysconf: only the int64 limit applies
+        return 2 ** 63 - 1
+
+
+def refuse_huge(sizes: list, itemsize: int, storage: bool) -> None:
+    """Refuse an output that cannot exist, before anything of its size is built (the index tables of the adaptive
+    pools and interpolation are as long as the output): an element count beyond int64 with PyTorch's message
+    (``storage``: the allocator's "Storage size calculation overflowed", else "numel: integer multiplication
+    overflow"), and more bytes than this machine has with the message of PyTorch's CPU allocator."""
+    numel = math.prod(sizes)
+    if numel > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}" if storage else
+                           "numel: integer multiplication overflow")
+    if numel * itemsize > 2 ** 63 - 1:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}")
+    if numel * itemsize > _physical_memory():
+        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {numel * itemsize} "
+                           "bytes. Error code 12 (Cannot allocate memory)")
+
+
 def _require_nonempty(fn, input, first: int) -> None:
     """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
     reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
@@ -283,6 +307,7 @@ def _adaptive_max_pool(n, fn, input, output_size, return_indices):
         _require_nonempty(fn, input, input.ndim - n - 1)
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
+    refuse_huge(list(x.shape[:2]) + ([1] if n == 1 else []) + list(out), x.dtype.size, True)
     values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
     values = _unbatch(values, unbatched)
     return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
@@ -357,14 +382,20 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
 
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """Mean over sliding windows of (N, C, H, W); ``divisor_override`` replaces the window size as divisor."""
+    """Mean over sliding windows of (N, C, H, W); ``divisor_override`` replaces the window size as divisor.
+
+    :param divisor_override: divide each window's sum by this instead of its size.
+    """
     return _avg_pool(2, "avg_pool2d", input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
 
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
-    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding."""
+    """3-d average pooling over (N, C, D, H, W) or (C, D, H, W) with the given window, stride and padding.
+
+    :param divisor_override: divide each window's sum by this instead of its size.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("avg_pool3d", avg_pool3d, input, kernel_size, stride, padding, ceil_mode,
                                        count_include_pad, divisor_override)
@@ -385,6 +416,7 @@ def _adaptive_avg_pool(n, fn, input, output_size):
     _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
     spatial = x.shape[2:]
     out = _adaptive_size(fn, output_size, spatial)
+    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
     if all(o == 1 for o in out):  # global average pooling
         return _unbatch(x.mean(tuple(range(2, 2 + n)), keepdim=True), unbatched)
     y = x
@@ -555,7 +587,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     'linear' (3-D), 'bilinear' (4-D), 'bicubic' (4-D), 'trilinear' (5-D), 'area' (adaptive average pooling).
     ``align_corners`` maps the corner pixels' centers onto each other (linear modes only; default False).
     ``antialias`` (bilinear and bicubic, 4-D): when downsampling, each output averages all the input pixels under
-    the filter stretched by the scale (PIL's resampling), as PyTorch does."""
+    the filter stretched by the scale (PIL's resampling), as PyTorch does.
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size (instead of ``size``).
+    :param mode: 'nearest', 'nearest-exact', 'linear', 'bilinear', 'bicubic', 'trilinear' or 'area'.
+    :param recompute_scale_factor: compute the interpolation from the output size rather than ``scale_factor``.
+    :param antialias: low-pass filter when downsampling ('bilinear', 'bicubic').
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("interpolate", interpolate, input, size, scale_factor, mode, align_corners,
                                        recompute_scale_factor, antialias)
@@ -576,6 +615,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    refuse_huge(list(input.shape[:2]) + list(sizes), input.dtype.size, True)
     if mode == "area":
         return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
@@ -601,7 +641,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None) -> Tensor:
-    """Deprecated spelling of ``interpolate``."""
+    """Deprecated spelling of ``interpolate``.
+
+    :param size: the output's spatial size.
+    :param scale_factor: the multiplier of the spatial size.
+    :param mode: as ``interpolate``'s.
+    """
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
@@ -624,7 +669,12 @@ def _source_index(mode: str, size: int, lo: int, hi: int) -> list:
 def pad(input, pad, mode="constant", value=None) -> Tensor:
     """Pad the last len(pad)//2 dims: ``pad = (left, right, top, bottom, ...)``, last dim first (negative amounts
     crop). Modes: 'constant' (with ``value``, default 0), 'reflect' (mirror without repeating the edge),
-    'replicate' (repeat the edge), 'circular' (wrap around)."""
+    'replicate' (repeat the edge), 'circular' (wrap around).
+
+    :param pad: the padding, (left, right[, top, bottom[, front, back]]) from the last dim backwards.
+    :param mode: 'constant', 'reflect', 'replicate' or 'circular'.
+    :param value: the fill value of 'constant'.
+    """
     pad = tuple(int(p) for p in pad)
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -665,7 +715,10 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
 
 # ---------------------------------------------------------------------------------------------------- pixel shuffle
 def pixel_shuffle(input, upscale_factor: int) -> Tensor:
-    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j)."""
+    """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j).
+
+    :param upscale_factor: r: (N, C * r**2, H, W) becomes (N, C, H * r, W * r).
+    """
     r = int(upscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
@@ -680,7 +733,10 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
-    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
+    """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``.
+
+    :param downscale_factor: r: (N, C, H * r, W * r) becomes (N, C * r**2, H, W).
+    """
     r = int(downscale_factor)
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "

@@ -18,7 +18,7 @@ from .._checks import check_later
 from .._tensor import Tensor, _wrap
 from . import elementwise as _ew
 from . import shape as _sh
-from ._core import data, methods
+from ._core import data, declare
 from .index import _gather
 from .scan import sort
 
@@ -138,4 +138,6 @@ def mode(input, dim: int = -1, keepdim: bool = False) -> mode_result:
     return mode_result(values, _wrap(idx))
 
 
-methods(quantile, nanquantile, mode)
+declare(quantile, method=True)
+declare(nanquantile, method=True)
+declare(mode, method=True)

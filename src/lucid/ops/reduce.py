@@ -23,7 +23,7 @@ from .. import _sums
 from . import _f64
 from .. import _grad_mode as gm
 from ..autograd.graph import FREED_MESSAGE, Node, edge_of
-from ._core import _version_error, defop, methods
+from ._core import _version_error, declare, defop
 from .elementwise import abs, eq, exp, maximum, minimum, sign, where
 
 _TORCH_NAMES = {mx.int64: "Long", mx.int32: "Int", mx.int16: "Short", mx.int8: "Char", mx.uint8: "Byte",
@@ -139,6 +139,7 @@ _mean_all = defop("mean", _mean_fwd, vjp=_mean_vjp, save=None, node="MeanBackwar
 _mean_dim = defop("mean", _mean_fwd, vjp=_mean_vjp, save=None, node="MeanBackward1")
 
 
+@declare(method=True)
 def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noqa: A001
     """Sum over ``dim`` (all elements when None); integers and bools are summed in int64."""
     input = _integral_to_int64(input, dtype)
@@ -146,6 +147,7 @@ def sum(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:  # noq
     return op(input, _axes(dim, input.ndim), keepdim)
 
 
+@declare(method=True)
 def mean(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Arithmetic mean over ``dim`` (all elements when None). Integer inputs need ``dtype``."""
     if dtype is not None:
@@ -194,6 +196,7 @@ _prod_all = defop("prod", _prod_fwd, vjp=_prod_vjp, node="ProdBackward0")
 _prod_dim = defop("prod", _prod_fwd, vjp=_prod_vjp, node="ProdBackward1")
 
 
+@declare(method=True)
 def prod(input, dim=None, keepdim: bool = False, *, dtype=None) -> Tensor:
     """Product of all elements, or along one ``dim``; the gradient is exact with zeros in the input."""
     input = _integral_to_int64(input, dtype)
@@ -226,7 +229,7 @@ def _pick_fwd(a, idx, axis, keepdim):
     """The elements at ``idx`` (the arg-extremum, kept dims) along ``axis``."""
     if axis is None:
         return a
-    out = mx.take_along_axis(a, idx, axis)
+    out = mx.take_along_axis(a, mx.stop_gradient(idx), axis)  # (idx: no derivative, also under MLX's transforms)
     return out if keepdim else mx.squeeze(out, axis)
 
 
@@ -268,17 +271,20 @@ def _extremum(input, dim, keepdim, other, name, full, by_dim, arg, pair, return_
     return return_type(values, _wrap(idx if keepdim or axis is None else mx.squeeze(idx, axis)))
 
 
+@declare(method=True)
 def max(input, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
     """``max(x)``: the largest element (ties share the gradient). ``max(x, dim, keepdim)``: ``(values, indices)``
     along ``dim`` (the gradient goes to the returned index). ``max(x, y)`` with a tensor ``y``: ``maximum``."""
     return _extremum(input, dim, keepdim, other, "max", _max_all, _max_dim, _argmax_fwd, maximum, max_return)
 
 
+@declare(method=True)
 def min(input, dim=None, keepdim: bool = False, *, other=None):  # noqa: A001
     """``min(x)``, ``min(x, dim, keepdim) -> (values, indices)``, or ``minimum(x, y)``; see ``max``."""
     return _extremum(input, dim, keepdim, other, "min", _min_all, _min_dim, _argmin_fwd, minimum, min_return)
 
 
+@declare(method=True)
 def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     """Largest values over ``dim`` (all dims when empty); ties split the gradient evenly."""
     if _is_full(dim, False):
@@ -286,6 +292,7 @@ def amax(input, dim=(), keepdim: bool = False) -> Tensor:
     return _amax(input, _axes(dim, input.ndim), keepdim)
 
 
+@declare(method=True)
 def amin(input, dim=(), keepdim: bool = False) -> Tensor:
     """Smallest values over ``dim`` (all dims when empty); ties split the gradient evenly."""
     if _is_full(dim, False):
@@ -307,11 +314,13 @@ def _arg(input, dim, keepdim, op, name):
     return flat.reshape((1,) * input.ndim) if keepdim else flat
 
 
+@declare(method=True)
 def argmax(input, dim=None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the first largest element along ``dim``, or in the flattened input when None."""
     return _arg(input, dim, keepdim, _argmax, "argmax")
 
 
+@declare(method=True)
 def argmin(input, dim=None, keepdim: bool = False) -> Tensor:
     """Index (int64) of the first smallest element along ``dim``, or in the flattened input when None."""
     return _arg(input, dim, keepdim, _argmin, "argmin")
@@ -357,12 +366,14 @@ def _var_args(input, dim, unbiased, correction, name):
     return axes, builtins.max(0.0, _count(input.shape, axes) - correction)
 
 
+@declare(method=True)
 def var(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Variance over ``dim`` with ``correction`` (1: unbiased, the default; 0: population)."""
     axes, dof = _var_args(input, dim, unbiased, correction, "var")
     return _var(input, axes, dof, keepdim)
 
 
+@declare(method=True)
 def std(input, dim=None, unbiased=None, keepdim: bool = False, *, correction=None) -> Tensor:
     """Standard deviation over ``dim``; see ``var``."""
     axes, dof = _var_args(input, dim, unbiased, correction, "std")
@@ -463,6 +474,7 @@ def _logsumexp_vjp(g, ans, x, axes, keepdim):
 _logsumexp = defop("logsumexp", _logsumexp_fwd, vjp=_logsumexp_vjp, save="both")
 
 
+@declare(method=True)
 def logsumexp(input, dim, keepdim: bool = False) -> Tensor:
     """``log(sum(exp(input), dim))``, computed stably. Integer inputs give float32."""
     if not mx.issubdtype(input.dtype, mx.inexact):
@@ -504,11 +516,13 @@ def _softmax_args(input, dim, dtype, name):
     return input, () if axis is None else (axis,)
 
 
+@declare(method=True)
 def softmax(input, dim, dtype=None) -> Tensor:
     """``exp(x) / sum(exp(x))`` along ``dim``."""
     return _softmax(*_softmax_args(input, dim, dtype, "softmax"))
 
 
+@declare(method=True)
 def log_softmax(input, dim, dtype=None) -> Tensor:
     """``x - logsumexp(x, dim)``: the log of softmax, computed stably."""
     return _log_softmax(*_softmax_args(input, dim, dtype, "log_softmax"))
@@ -554,6 +568,7 @@ _norm = defop("norm", _norm_fwd, vjp=_norm_vjp, save="both", node="LinalgVectorN
 _matrix_norm = None
 
 
+@declare(method=True)
 def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
     """Vector p-norm over ``dim`` (all elements when None): p = 2 ('fro', the default), 1, inf, -inf, 0 (count of
     nonzeros) or any other number, ``sum(|x|**p) ** (1/p)``."""
@@ -567,6 +582,3 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None) -> Tensor:
             raise RuntimeError(f"norm(): unknown p='{p}': expected a number, 'fro' or 'nuc'")
         p = 2
     return _norm(input, float(p), _axes(dim, input.ndim), keepdim)
-
-
-methods(sum, mean, prod, max, min, amax, amin, argmax, argmin, var, std, logsumexp, norm, softmax, log_softmax)

@@ -116,7 +116,12 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     coordinates (x then y); 5-D inputs take (N, Do, Ho, Wo, 3) grids (x, y, z). ``mode``: "bilinear" (trilinear
     for 5-D) or "nearest" (the grid then gets no gradient: ``grid.grad`` stays None where PyTorch gives zeros);
     "bicubic" (4-D only; PyTorch pads each of its 16 taps, not the point); ``padding_mode`` for points outside:
-    "zeros", "border" or "reflection"."""
+    "zeros", "border" or "reflection".
+
+    :param grid: the sampling locations in [-1, 1], (N, H_out, W_out, 2) (or 3-D).
+    :param mode: 'bilinear', 'nearest' or 'bicubic'.
+    :param padding_mode: 'zeros', 'border' or 'reflection'.
+    """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("grid_sample", grid_sample, input, grid, mode, padding_mode, align_corners)
     if mode not in ("bilinear", "nearest", "bicubic"):
@@ -175,7 +180,11 @@ def _base_coords(size: int, align_corners: bool, dtype) -> mx.array:
 @_cpu_route.float64_args
 def affine_grid(theta, size, align_corners=None) -> Tensor:
     """The sampling grid of the affine maps ``theta`` (N, 2, 3) for an output of ``size`` (N, C, H, W), or (N, 3,
-    4) for (N, C, D, H, W): grid[n, i, j] = theta[n] @ (x_j, y_i, 1), in normalised coordinates."""
+    4) for (N, C, D, H, W): grid[n, i, j] = theta[n] @ (x_j, y_i, 1), in normalised coordinates.
+
+    :param theta: the affine matrices, (N, 2, 3) (or (N, 3, 4)).
+    :param size: the output's size, (N, C, H, W) (or 5-D).
+    """
     align = _align(align_corners)
     size = tuple(size)
     if not isinstance(theta, Tensor) or not mx.issubdtype(theta.dtype, mx.floating):

@@ -20,7 +20,7 @@ import mlx.core as mx
 from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
-from ._core import data, defop, method_docs, methods
+from ._core import data, declare, defop
 from .elementwise import eq, isnan, logical_and, where
 from .reduce import _integral_to_int64
 from .shape import wrap_dim
@@ -49,7 +49,7 @@ def _gather_fwd(a, idx, axis, keepdim):
     ``keepdim``. A 0-d ``a`` is its own only element."""
     if a.ndim == 0:
         return a
-    out = mx.take_along_axis(a, idx, axis)
+    out = mx.take_along_axis(a, mx.stop_gradient(idx), axis)  # (idx: no derivative, also under MLX's transforms)
     return out if keepdim else mx.squeeze(out, axis)
 
 
@@ -100,6 +100,7 @@ def _cumsum_fwd(a, axis, reverse):
 _cumsum = defop("cumsum", _cumsum_fwd, vjp=lambda g, ans, x, axis, reverse: _cumsum(g, axis, not reverse), save=None)
 
 
+@declare(method=True, inplace=True)
 def cumsum(input, dim: int, *, dtype=None) -> Tensor:
     """Running sums along ``dim``."""
     input = _integral_to_int64(input, dtype)  # as sum: integers and bools accumulate in int64
@@ -145,6 +146,7 @@ def _cumprod_vjp_recorded(g, x, axis):
 _cumprod = defop("cumprod", _cumprod_fwd, vjp=_cumprod_vjp, save="both")
 
 
+@declare(method=True, inplace=True)
 def cumprod(input, dim: int, *, dtype=None) -> Tensor:
     """Running products along ``dim``; the gradient is exact with zeros in the input."""
     input = _integral_to_int64(input, dtype)  # as sum: integers and bools accumulate in int64
@@ -174,11 +176,13 @@ def _cum_extremum(input, dim, op, running, return_type):
     return _selected(op, input, idx, axis, True, return_type)
 
 
+@declare(method=True)
 def cummax(input, dim: int):
     """``(values, indices)``: the running maximum along ``dim`` and where it was attained."""
     return _cum_extremum(input, dim, _cummax, mx.cummax, cummax_return)
 
 
+@declare(method=True)
 def cummin(input, dim: int):
     """``(values, indices)``: the running minimum along ``dim`` and where it was attained."""
     return _cum_extremum(input, dim, _cummin, mx.cummin, cummin_return)
@@ -198,6 +202,7 @@ _sort = _gather_op("sort")
 _sort_stable = _gather_op("sort", node="SortBackward1")  # PyTorch's overload with the stable keyword
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = None):
     """``(values, indices)`` sorted along ``dim`` (always stable)."""
@@ -207,6 +212,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool | None = N
     return _selected(_sort if stable is None else _sort_stable, input, idx, axis, True, sort_return)
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
     """The int64 indices that sort ``input`` along ``dim`` (always stable)."""
@@ -215,6 +221,7 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
     return _wrap(mx.zeros((), mx.int64) if a.ndim == 0 else _argsort(a, axis, descending).astype(mx.int64))
 
 
+@declare(method=True)
 def msort(input) -> Tensor:
     """``input`` sorted along its first dim."""
     return sort(input, 0).values
@@ -223,6 +230,7 @@ def msort(input) -> Tensor:
 _topk = _gather_op("topk")
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True):  # noqa: A002
     """``(values, indices)`` of the ``k`` largest (``largest=False``: smallest) elements along ``dim``, in order."""
@@ -256,6 +264,7 @@ def _nonempty_dim(a, axis, fn):
         raise IndexError(f"{fn}(): Expected reduction dim {axis} to have non-zero size.")
 
 
+@declare(method=True)
 @_cpu_route.float64_args
 def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False):
     """``(values, indices)`` of the ``k``-th smallest element (1-based) along ``dim``."""
@@ -317,19 +326,14 @@ def _median(input, dim, keepdim, ignore_nan, full_op, dim_op, return_type):
     return _selected(dim_op, input, idx, axis, keepdim, return_type)
 
 
+@declare(method=True)
 def median(input, dim: int | None = None, keepdim: bool = False):
     """``median(x)``: the lower median of all elements (NaN if there is one). ``median(x, dim, keepdim)``:
     ``(values, indices)`` along ``dim``; the gradient goes to the returned index."""
     return _median(input, dim, keepdim, False, _median_all, _median_dim, median_return)
 
 
+@declare(method=True)
 def nanmedian(input, dim: int | None = None, keepdim: bool = False):
     """``median`` ignoring NaN (NaN only where a slice is all NaN)."""
     return _median(input, dim, keepdim, True, _nanmedian_all, _nanmedian_dim, nanmedian_return)
-
-
-# ---------------------------------------------------------------------------------------------------- Tensor methods
-methods(cumsum, cumprod, cummax, cummin, sort, argsort, msort, topk, kthvalue, median, nanmedian)
-Tensor.cumsum_ = lambda self, dim, *, dtype=None: self._inplace(lambda old: cumsum(old, dim, dtype=dtype))
-Tensor.cumprod_ = lambda self, dim, *, dtype=None: self._inplace(lambda old: cumprod(old, dim, dtype=dtype))
-method_docs({"cumsum_": "In-place version of ``cumsum``.", "cumprod_": "In-place version of ``cumprod``."})

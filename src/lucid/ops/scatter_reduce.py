@@ -22,7 +22,7 @@ from .._checks import check_later, checked_index
 from .._dtype import dtype_name
 from .._tensor import Tensor, _wrap
 from . import elementwise as _ew
-from ._core import data, defop, inplace_method, methods
+from ._core import data, declare, defop
 from .elementwise import all_or_nothing
 from .index import (_FULL, _along_index, _along_key, _check_along, _index, _index_add, _index_arg, _index_put,
                     _leading_part, _scalar_name, _slice_index, _take_flat)
@@ -238,7 +238,9 @@ def unravel_index(indices, shape) -> tuple:
     return tuple(reversed(coords))
 
 
-methods(scatter_reduce, index_reduce, masked_scatter, put, select_scatter, slice_scatter,
-        scatter_reduce_=inplace_method("scatter_reduce_", scatter_reduce),
-        index_reduce_=inplace_method("index_reduce_", index_reduce),
-        masked_scatter_=inplace_method("masked_scatter_", masked_scatter), put_=inplace_method("put_", put))
+declare(scatter_reduce, method=True, inplace=True)
+declare(index_reduce, method=True, inplace=True)
+declare(masked_scatter, method=True, inplace=True)
+declare(put, method=True, inplace=True)
+declare(select_scatter, method=True)
+declare(slice_scatter, method=True)

@@ -20,7 +20,7 @@ from .. import _cpu_route
 from .._checks import checked_index, mark_known
 from .._dtype import dtype_name
 from .._tensor import Tensor, _wrap
-from ._core import data, defop, methods
+from ._core import data, declare, defop
 from .index import index_select
 from .shape import wrap_dim
 
@@ -46,6 +46,7 @@ def _result(input, op: str, values: np.ndarray, inverse, counts, return_inverse:
     return out[0] if len(out) == 1 else tuple(out)
 
 
+@declare(method=True)
 def unique(input, sorted: bool = True, return_inverse: bool = False, return_counts: bool = False,  # noqa: A002
            dim: int | None = None):
     """The distinct values of ``input`` (flattened) or the distinct slices along ``dim``, in ascending order
@@ -63,6 +64,7 @@ def unique(input, sorted: bool = True, return_inverse: bool = False, return_coun
                    return_counts)
 
 
+@declare(method=True)
 def unique_consecutive(input, return_inverse: bool = False, return_counts: bool = False, dim: int | None = None):
     """Collapse each run of equal consecutive values (or slices along ``dim``) to one."""
     a = _host(input)
@@ -193,6 +195,7 @@ def _repeats_error(v) -> RuntimeError:
     return RuntimeError("repeats can not be negative")
 
 
+@declare(method=True)
 def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_size: int | None = None) -> Tensor:
     """Repeat each element (each slice along ``dim``; the flattened input when None) ``repeats`` times: an int, or
     a tensor with one count per element. ``repeat_interleave(counts)`` gives ``arange(len(counts))`` repeated."""
@@ -231,6 +234,3 @@ def repeat_interleave(input, repeats=None, dim: int | None = None, *, output_siz
     src = checked_index(src.astype(mx.int64), size, lambda v: RuntimeError(
         f"repeat_interleave: output_size={output_size} is larger than the sum of repeats"), "repeat_interleave")
     return index_select(x, d, _wrap(src))
-
-
-methods(unique, unique_consecutive, repeat_interleave)

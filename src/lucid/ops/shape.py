@@ -26,7 +26,7 @@ from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
 from ..autograd import engine as _engine
 from ..autograd.graph import Node, _short, edge_of
-from ._core import SAVES_INDEX, defop, methods
+from ._core import SAVES_INDEX, attach, declare, defop
 
 _FULL = slice(None)
 _ALL = (Ellipsis,)  # the basic key that takes (or writes) the whole tensor
@@ -72,6 +72,9 @@ def _take(a, key):
 
 def _put(base, v, key):
     out = mx.array(base)  # a new array object: the write below replaces its value only, base stays as it was
+    if gm.state.mlx_transform_depth:  # under mx.vmap MLX writes a value that is not batched into the first sample
+        old = base[key]  # only: a select on the (batched) old values makes it batched, with v's values
+        v = mx.where(old == old, v, v)
     out[key] = v
     return out
 
@@ -115,6 +118,7 @@ def view_slices(x, key: tuple) -> Tensor:
     return take(x)._set_view_of(x, take, lambda b, v: put_slices(b, v, key))
 
 
+@declare(method=True)
 def narrow(input, dim: int, start: int, length: int) -> Tensor:
     """The view ``input[..., start:start+length, ...]`` along ``dim``."""
     if input.ndim == 0:
@@ -188,17 +192,19 @@ def _infer_shape(shape: tuple, numel: int) -> tuple:
     raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
 
 
+@declare(method=("reshape", "view"))
 def reshape(input, *shape) -> Tensor:
     """The same elements in a new shape (one dim may be -1): ``x.reshape(2, -1)`` or ``x.reshape((2, -1))``."""
     return _reshaped(_view, input, _infer_shape(_size_arg(shape), input.numel()))
 
 
-
+@declare(method=True)
 def view_as(input, other) -> Tensor:
     """``input`` viewed with ``other``'s shape."""
     return reshape(input, other.shape)
 
 
+@declare(method=True)
 def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     """Merge dims ``start_dim..end_dim`` into one (a 0-d tensor becomes 1-d)."""
     if input.ndim == 0:
@@ -212,6 +218,7 @@ def flatten(input, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return _reshaped(_view, input, shape[:s] + (math.prod(shape[s:e + 1]),) + shape[e + 1:])
 
 
+@declare(method=True)
 def unflatten(input, dim: int, sizes) -> Tensor:
     """Split dim ``dim`` into ``sizes`` (one may be -1)."""
     d = wrap_dim(dim, input.ndim)
@@ -228,6 +235,7 @@ def unflatten(input, dim: int, sizes) -> Tensor:
     return _reshaped(_view, input, shape[:d] + sizes + shape[d + 1:])
 
 
+@declare(method=True)
 def squeeze(input, dim=None) -> Tensor:
     """Remove size-1 dims: all of them, or those among ``dim`` (an int or a tuple)."""
     shape = input.shape
@@ -238,6 +246,7 @@ def squeeze(input, dim=None) -> Tensor:
     return _reshaped(op, input, tuple(s for i, s in enumerate(shape) if not (i in dims and s == 1)))
 
 
+@declare(method=True)
 def unsqueeze(input, dim: int) -> Tensor:
     """Insert a size-1 dim at ``dim`` (in ``[-ndim-1, ndim]``)."""
     d = wrap_dim(dim, input.ndim + 1)
@@ -297,6 +306,7 @@ def _t_back(base, v):
     return _t(v)
 
 
+@declare(method=("transpose", "swapaxes", "swapdims"))
 def transpose(input, dim0: int, dim1: int) -> Tensor:
     """Swap two dims (a view)."""
     d0, d1 = wrap_dim(dim0, input.ndim), wrap_dim(dim1, input.ndim)
@@ -311,6 +321,7 @@ def transpose(input, dim0: int, dim1: int) -> Tensor:
 swapaxes = swapdims = transpose
 
 
+@declare(method=True)
 def permute(input, *dims) -> Tensor:
     """Reorder the dims: ``x.permute(2, 0, 1)``, ``lucid.permute(x, (2, 0, 1))`` (a view)."""
     dims = _size_arg(dims)
@@ -325,6 +336,7 @@ def permute(input, *dims) -> Tensor:
     return _permute(input, dims)._set_view_of(input, lambda b: _permute(b, dims), lambda b, v: _permute(v, inv))
 
 
+@declare(method=True)
 def t(input) -> Tensor:
     """Transpose a 2-d tensor; 0-d and 1-d tensors come back as they are (a view)."""
     if input.ndim > 2:
@@ -332,6 +344,7 @@ def t(input) -> Tensor:
     return _t(input)._set_view_of(input, _t, _t_back)
 
 
+@declare(method=("movedim", "moveaxis"))
 def movedim(input, source, destination) -> Tensor:
     """Move dims ``source`` to positions ``destination`` (ints or sequences); the others keep their order."""
     src = (source,) if isinstance(source, int) else tuple(source)
@@ -354,7 +367,7 @@ def movedim(input, source, destination) -> Tensor:
 
 moveaxis = movedim
 
-Tensor.T = property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))) if self.ndim else self)
+attach("T", property(lambda self: permute(self, tuple(range(self.ndim - 1, -1, -1))) if self.ndim else self))
 
 
 def _mT(self) -> Tensor:
@@ -364,7 +377,7 @@ def _mT(self) -> Tensor:
     return transpose(self, -2, -1)
 
 
-Tensor.mT = property(_mT)
+attach("mT", property(_mT))
 
 
 # ---------------------------------------------------------------------------------------------------- broadcasting
@@ -402,6 +415,7 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
     return tuple(out)
 
 
+@declare(method=True)
 def expand(input, *sizes) -> Tensor:
     """Broadcast to ``sizes`` (-1 keeps a dim); the gradient is summed back. A broadcast view allocates nothing,
     so only MLX's limit on one dimension is checked, not memory."""
@@ -410,11 +424,13 @@ def expand(input, *sizes) -> Tensor:
     return _expand(input, shape)
 
 
+@declare(method=True)
 def expand_as(input, other) -> Tensor:
     """``input`` broadcast to ``other``'s shape."""
     return expand(input, other.shape)
 
 
+@declare(method=True)
 def broadcast_to(input, size) -> Tensor:
     """``input`` broadcast to ``size`` (as ``input.expand(size)``; -1 keeps a dimension)."""
     return expand(input, size)
@@ -438,6 +454,7 @@ def _repeat_vjp(g, ans, x, reps):
 _repeat = defop("repeat", lambda a, reps: mx.tile(a, reps), vjp=_repeat_vjp, save=None)
 
 
+@declare(method=True)
 def repeat(input, *sizes) -> Tensor:
     """Tile ``input`` ``sizes[i]`` times along each dim (PyTorch's repeat: ``np.tile``, not ``np.repeat``)."""
     sizes = _size_arg(sizes)
@@ -451,6 +468,7 @@ def repeat(input, *sizes) -> Tensor:
     return _repeat(input, sizes)
 
 
+@declare(method=True)
 def tile(input, *dims) -> Tensor:
     """``repeat`` where missing leading ``dims`` count as 1."""
     dims = _size_arg(dims)
@@ -465,6 +483,7 @@ def _flip_fwd(a, dims):
 _flip = defop("flip", _flip_fwd, vjp=lambda g, ans, x, dims: _flip(g, dims), save=None)
 
 
+@declare(method=True)
 def flip(input, *dims) -> Tensor:
     """Reverse the order of elements along ``dims``: ``lucid.flip(x, (0, 1))``, ``x.flip(0)``."""
     dims = tuple(wrap_dim(d, input.ndim) for d in _size_arg(dims))
@@ -474,6 +493,7 @@ def flip(input, *dims) -> Tensor:
     return _flip(input, frozenset(dims))
 
 
+@declare(method=True)
 def fliplr(input) -> Tensor:
     """``input`` with its second dimension reversed (left/right)."""
     if input.ndim < 2:
@@ -481,6 +501,7 @@ def fliplr(input) -> Tensor:
     return flip(input, 1)
 
 
+@declare(method=True)
 def flipud(input) -> Tensor:
     """``input`` with its first dimension reversed (up/down)."""
     if input.ndim < 1:
@@ -497,6 +518,7 @@ _roll = defop("roll", _roll_fwd, save=None,
                                                         dims))
 
 
+@declare(method=True)
 def roll(input, shifts, dims=None) -> Tensor:
     """Shift elements cyclically by ``shifts`` along ``dims`` (over the flattened tensor when dims is None)."""
     if dims is None:
@@ -517,11 +539,13 @@ def roll(input, shifts, dims=None) -> Tensor:
 _clone = defop("clone", lambda a: a, vjp=lambda g, ans, x: g, save=None)
 
 
+@declare(method=True)
 def clone(input, *, memory_format=None) -> Tensor:
     """A copy that is no view of ``input`` (gradients flow back unchanged)."""
     return _clone(input)
 
 
+@declare(method=True)
 def contiguous(input, memory_format=None) -> Tensor:
     """MLX handles layout itself: the tensor itself, as PyTorch returns for contiguous tensors."""
     return input
@@ -666,6 +690,7 @@ def _split_sizes(x, sizes: list, d: int, node_class) -> tuple:
     return _pieces(x, keys, d, node_class)
 
 
+@declare(method=True)
 def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or pieces of the listed sizes (views)."""
     d = wrap_dim(dim, tensor.ndim)
@@ -685,6 +710,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return _split_sizes(tensor, sizes, d, SplitWithSizesBackward0)
 
 
+@declare(method=True)
 def chunk(input, chunks: int, dim: int = 0) -> tuple:
     """At most ``chunks`` pieces of size ``ceil(n / chunks)`` along ``dim`` (PyTorch may return fewer)."""
     if chunks <= 0:
@@ -698,6 +724,7 @@ def chunk(input, chunks: int, dim: int = 0) -> tuple:
     return split(input, -(-n // chunks), d)
 
 
+@declare(method=True)
 def unbind(input, dim: int = 0) -> tuple:
     """The slices along ``dim``, each without that dim (views)."""
     if input.ndim == 0:
@@ -707,12 +734,10 @@ def unbind(input, dim: int = 0) -> tuple:
 
 
 # ---------------------------------------------------------------------------------------------------- methods
+@declare(method="reshape_as")
 def _reshape_as(input, other) -> Tensor:
     """``input`` reshaped to ``other``'s shape."""
     return reshape(input, other.shape)
 
 
-methods(reshape, view_as, flatten, unflatten, squeeze, unsqueeze, transpose, permute, t, movedim, expand, expand_as,
-        broadcast_to, repeat, tile, flip, fliplr, flipud, roll, clone, contiguous, narrow, split, chunk, unbind,
-        view=reshape, reshape_as=_reshape_as, swapaxes=transpose, swapdims=transpose, moveaxis=movedim)
 _engine.stack_op = stack  # autograd's engine joins batched gradients with it (the engine cannot import ops)

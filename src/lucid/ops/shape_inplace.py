@@ -12,10 +12,11 @@ import mlx.core as mx
 from .._dtype import check_new_shape
 from .._tensor import Tensor
 from ..autograd import grad_mode as gm
-from ._core import methods
+from ._core import attach, declare
 from .shape import _size_arg, reshape, squeeze, t, transpose, unsqueeze, wrap_dim
 
 
+@declare(method=True)
 def select(input, dim: int, index: int) -> Tensor:
     """The slice at ``index`` along ``dim``, with that dim removed (a view): ``x.select(1, 0)`` is ``x[:, 0]``."""
     d = wrap_dim(dim, input.ndim)
@@ -71,5 +72,7 @@ def _resize_as_(self, other, memory_format=None) -> Tensor:
     return _resize_(self, other.shape)
 
 
-methods(select, resize_=_resize_, resize_as_=_resize_as_, transpose_=_transpose_, t_=_t_, squeeze_=_squeeze_, unsqueeze_=_unsqueeze_, swapdims_=_transpose_,
-        swapaxes_=_transpose_)
+for _name, _fn in (("resize_", _resize_), ("resize_as_", _resize_as_), ("transpose_", _transpose_), ("t_", _t_),
+                   ("squeeze_", _squeeze_), ("unsqueeze_", _unsqueeze_), ("swapdims_", _transpose_),
+                   ("swapaxes_", _transpose_)):
+    attach(_name, _fn)

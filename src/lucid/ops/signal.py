@@ -24,7 +24,7 @@ from .._checks import check_later
 from .._tensor import Tensor, _wrap
 from . import elementwise as _ew
 from . import shape as _sh
-from ._core import data, methods
+from ._core import data, declare
 from .fft import fft, ifft, irfft, rfft, view_as_real
 from .index import _index_add
 from .pool import pad as _pad
@@ -175,4 +175,5 @@ def istft(input, n_fft: int, hop_length: int | None = None, win_length: int | No
     return y if batched else _sh.squeeze(y, 0)
 
 
-methods(stft, istft)
+declare(stft, method=True)
+declare(istft, method=True)

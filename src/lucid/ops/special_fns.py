@@ -21,8 +21,8 @@ import mlx.core as mx
 
 from .._tensor import Tensor
 from . import _bessel, _f64, _gamma
-from ._core import BINARY, UNARY, accepts_out, defop, document, inplace_method, methods
-from .elementwise import eq, exp, expm1, exp2, ge, le, log, log1p, logical_and, sign, where
+from ._core import BINARY, UNARY, accepts_out, attach, declare, defop
+from .elementwise import eq, exp, ge, le, log, logical_and, sign, where
 from .reduce import _TORCH_NAMES
 
 _SQRT_HALF = math.sqrt(0.5)
@@ -73,8 +73,13 @@ def _not_implemented(what: str):
 
 
 # ---------------------------------------------------------------------------------------------------- gamma family
-lgamma = defop("lgamma", _unary(_gamma.lgamma, "lgamma"), vjp=lambda g, ans, x: g * digamma(x))
-digamma = defop("digamma", _unary(_gamma.digamma, "digamma"), vjp=lambda g, ans, x: g * polygamma(1, x))
+lgamma = defop("lgamma", _unary(_gamma.lgamma, "lgamma"), vjp=lambda g, ans, x: g * digamma(x),
+               sig=UNARY, doc="``log |Gamma(input)|``, elementwise (+inf at the poles 0, -1, -2, ...).", method=True,
+               inplace=True)
+digamma = defop("digamma", _unary(_gamma.digamma, "digamma"), vjp=lambda g, ans, x: g * polygamma(1, x),
+                sig=UNARY,
+                doc="The digamma function ``d/dx log Gamma(x)`` (-inf at +0, NaN at the negative integers).",
+                method=True, inplace=True)
 _polygamma_of = _unary(lambda x, n: _gamma.polygamma(n, x), "polygamma")
 _polygamma = defop("polygamma", lambda n, a: _polygamma_of(a, n),
                    vjp=(None, lambda g, ans, n, x: g * polygamma(n + 1, x)))
@@ -102,6 +107,7 @@ _mvlgamma = defop("mvlgamma", _unary(_mvlgamma_fwd, "mvlgamma"),
                   vjp=lambda g, ans, x, p: g * sum((digamma(x - j / 2) for j in range(1, p)), digamma(x)))
 
 
+@declare(method=True, inplace=True)
 @accepts_out
 def mvlgamma(input, p: int) -> Tensor:  # noqa: A002
     """The multivariate log-gamma function of dimension ``p``: ``p(p-1)/4 log(pi) + sum_j lgamma(input - j/2)``
@@ -112,7 +118,9 @@ def mvlgamma(input, p: int) -> Tensor:  # noqa: A002
 
 
 zeta = defop("zeta", _binary_float(_gamma.zeta, "zeta"), node="SpecialZetaBackward0",
-             vjp=(_not_implemented("zeta"), lambda g, ans, x, q: -g * x * zeta(x + 1, q)))
+             vjp=(_not_implemented("zeta"), lambda g, ans, x, q: -g * x * zeta(x + 1, q)),
+             sig=BINARY,
+             doc="The Hurwitz zeta function ``sum_k (k + other) ** -input``; differentiable in ``other`` only.")
 
 
 def _igamma_grad(sign: float):
@@ -135,6 +143,7 @@ def _incomplete_gamma(op, name: str, input, other) -> Tensor:
     return op(input, other)
 
 
+@declare(method=True, inplace=True)
 @accepts_out
 def igamma(input, other) -> Tensor:  # noqa: A002
     """The regularized lower incomplete gamma function P(input, other) (``torch.special.gammainc``). Differentiable
@@ -142,6 +151,7 @@ def igamma(input, other) -> Tensor:  # noqa: A002
     return _incomplete_gamma(_igamma, "igamma", input, other)
 
 
+@declare(method=True, inplace=True)
 @accepts_out
 def igammac(input, other) -> Tensor:  # noqa: A002
     """The regularized upper incomplete gamma function Q(input, other) = 1 - P (``torch.special.gammaincc``).
@@ -188,14 +198,19 @@ def _ndtri_fwd(p):
 
 
 ndtr = defop("ndtr", _unary(_ndtr_fwd, "ndtr"), node="SpecialNdtrBackward0",
-             vjp=lambda g, ans, x: g * exp(-x * x / 2) / _SQRT_2PI)
+             vjp=lambda g, ans, x: g * exp(-x * x / 2) / _SQRT_2PI,
+             sig=UNARY, doc="The standard normal distribution function ``(1 + erf(x / sqrt(2))) / 2``.")
 # d log_ndtr = phi(x) / Phi(x) = sqrt(2/pi) / erfcx(-x/sqrt2): no underflow in the lower tail
 log_ndtr = defop("log_ndtr", _unary(_log_ndtr_fwd, "log_ndtr"), node="SpecialLogNdtrBackward0",
-                 vjp=lambda g, ans, x: g * _SQRT_2_OVER_PI / erfcx(-x * _SQRT_HALF))
+                 vjp=lambda g, ans, x: g * _SQRT_2_OVER_PI / erfcx(-x * _SQRT_HALF),
+                 sig=UNARY, doc="``log(ndtr(input))``, accurate far into the lower tail.")
 ndtri = defop("ndtri", _unary(_ndtri_fwd, "ndtri"), node="SpecialNdtriBackward0", save="ans",
-              vjp=lambda g, ans, x: g * _SQRT_2PI * exp(ans * ans / 2))
+              vjp=lambda g, ans, x: g * _SQRT_2PI * exp(ans * ans / 2),
+              sig=UNARY,
+              doc="The inverse of ``ndtr``: the standard normal quantile of each probability (+-inf at 0 and 1).")
 erfcx = defop("erfcx", _unary(lambda a: _f64.erfcx(_gamma.floating(a)), "erfcx"), node="SpecialErfcxBackward0",
-              save="both", vjp=lambda g, ans, x: g * (2 * x * ans - _TWO_OVER_SQRT_PI))
+              save="both", vjp=lambda g, ans, x: g * (2 * x * ans - _TWO_OVER_SQRT_PI),
+              sig=UNARY, doc="The scaled complementary error function ``exp(x^2) * erfc(x)``, without overflow.")
 
 
 # ---------------------------------------------------------------------------------------------------- entr, logit, ...
@@ -205,13 +220,14 @@ def _entr_fwd(a):
     return mx.where(a < 0, -math.inf, mx.where(a == 0, 0.0, mx.where(a > 0, out, a)))
 
 
-entr = defop("entr", _unary(_entr_fwd, "entr"), node="SpecialEntrBackward0", vjp=lambda g, ans, x: -g * (log(x) + 1))
+entr = defop("entr", _unary(_entr_fwd, "entr"), node="SpecialEntrBackward0", vjp=lambda g, ans, x: -g * (log(x) + 1),
+             sig=UNARY, doc="The elementwise entropy ``-x log(x)`` (0 at 0, -inf for x < 0).")
 
 
 def _logit_fwd(a, eps):
     a = _gamma.floating(a)
-    if eps is not None and eps >= 0:
-        a = mx.where(mx.isnan(a), a, mx.clip(a, eps, 1 - eps))
+    if eps is not None and eps >= 0:  # PyTorch's order: eps where below it, else 1 - eps where above (eps > 0.5 too)
+        a = mx.where(a < eps, eps, mx.where(a > 1 - eps, 1 - eps, a))
     return mx.log(a / (1 - a))
 
 
@@ -225,6 +241,7 @@ def _logit_vjp(g, ans, x, eps):
 _logit = defop("logit", _unary(_logit_fwd, "logit"), vjp=_logit_vjp)
 
 
+@declare(method=True, inplace=True)
 @accepts_out
 def logit(input, eps: float | None = None) -> Tensor:  # noqa: A002
     """``log(p / (1 - p))``; with ``eps``, ``p`` is first clamped to [eps, 1 - eps] (no gradient outside)."""
@@ -238,7 +255,8 @@ def _xlog1py_fwd(a, b):
 
 xlog1py = defop("xlog1py", _binary_float(_xlog1py_fwd, "xlog1py"), node="SpecialXlog1PyBackward0",
                 vjp=(lambda g, ans, x, y: where(logical_and(eq(x, 0), le(y, -1)), 0.0, xlog1py(g, y)),
-                     lambda g, ans, x, y: g * x / (y + 1)))
+                     lambda g, ans, x, y: g * x / (y + 1)),
+                sig=BINARY, doc="``input * log1p(other)``, 0 where ``input`` is 0 (NaN where other is NaN).")
 
 
 # ---------------------------------------------------------------------------------------------------- Bessel
@@ -250,76 +268,51 @@ def _safe_x(x):
     return where(eq(x, 0), 1.0, x)
 
 
-i0 = defop("i0", _i(0, False, "i0"), vjp=lambda g, ans, x: g * i1(x))
+i0 = defop("i0", _i(0, False, "i0"), vjp=lambda g, ans, x: g * i1(x),
+           sig=UNARY, doc="The modified Bessel function of the first kind of order 0, ``I0``.", method=True,
+           inplace=True)
 i0e = defop("i0e", _i(0, True, "i0e"), node="SpecialI0EBackward0", save="both",
-            vjp=lambda g, ans, x: g * (i1e(x) - sign(x) * ans))
+            vjp=lambda g, ans, x: g * (i1e(x) - sign(x) * ans),
+            sig=UNARY, doc="The exponentially scaled ``I0``: ``exp(-|x|) I0(x)``.")
 # I1' = I0 - I1/x and I1e' = I0e - I1e (sign(x) + 1/x): 1/2 at x = 0 (the limit)
 i1 = defop("i1", _i(1, False, "i1"), node="SpecialI1Backward0", save="both",
-           vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0(x) - ans / _safe_x(x)))
+           vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0(x) - ans / _safe_x(x)),
+           sig=UNARY, doc="The modified Bessel function of the first kind of order 1, ``I1``.")
 i1e = defop("i1e", _i(1, True, "i1e"), node="SpecialI1EBackward0", save="both",
-            vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0e(x) - ans * (sign(x) + 1 / _safe_x(x))))
+            vjp=lambda g, ans, x: g * where(eq(x, 0), 0.5, i0e(x) - ans * (sign(x) + 1 / _safe_x(x))),
+            sig=UNARY, doc="The exponentially scaled ``I1``: ``exp(-|x|) I1(x)``.")
 
 
-def _nondiff(name, kernel):
-    return defop(name, _unary(kernel, name), differentiable=False)
+def _nondiff(name, kernel, doc: str):
+    return defop(name, _unary(kernel, name), differentiable=False, sig=UNARY, doc=doc + " Not differentiable.")
 
 
-bessel_j0 = _nondiff("bessel_j0", lambda a: _bessel.bessel(a, 0, second=False))
-bessel_j1 = _nondiff("bessel_j1", lambda a: _bessel.bessel(a, 1, second=False))
-bessel_y0 = _nondiff("bessel_y0", lambda a: _bessel.bessel(a, 0, second=True))
-bessel_y1 = _nondiff("bessel_y1", lambda a: _bessel.bessel(a, 1, second=True))
-modified_bessel_i0 = _nondiff("modified_bessel_i0", lambda a: _bessel.modified_i(a, 0, False))
-modified_bessel_i1 = _nondiff("modified_bessel_i1", lambda a: _bessel.modified_i(a, 1, False))
-modified_bessel_k0 = _nondiff("modified_bessel_k0", lambda a: _bessel.modified_k(a, 0, False))
-modified_bessel_k1 = _nondiff("modified_bessel_k1", lambda a: _bessel.modified_k(a, 1, False))
-scaled_modified_bessel_k0 = _nondiff("scaled_modified_bessel_k0", lambda a: _bessel.modified_k(a, 0, True))
-scaled_modified_bessel_k1 = _nondiff("scaled_modified_bessel_k1", lambda a: _bessel.modified_k(a, 1, True))
-spherical_bessel_j0 = _nondiff("spherical_bessel_j0", _bessel.spherical_j0)
-airy_ai = _nondiff("airy_ai", _bessel.airy_ai)
+bessel_j0 = _nondiff("bessel_j0", lambda a: _bessel.bessel(a, 0, second=False),
+                     "The Bessel function of the first kind of order 0, ``J0``.")
+bessel_j1 = _nondiff("bessel_j1", lambda a: _bessel.bessel(a, 1, second=False),
+                     "The Bessel function of the first kind of order 1, ``J1``.")
+bessel_y0 = _nondiff("bessel_y0", lambda a: _bessel.bessel(a, 0, second=True),
+                     "The Bessel function of the second kind of order 0, ``Y0`` (-inf at 0, NaN below).")
+bessel_y1 = _nondiff("bessel_y1", lambda a: _bessel.bessel(a, 1, second=True),
+                     "The Bessel function of the second kind of order 1, ``Y1`` (-inf at 0, NaN below).")
+modified_bessel_i0 = _nondiff("modified_bessel_i0", lambda a: _bessel.modified_i(a, 0, False),
+                              "The modified Bessel function of the first kind of order 0 (as ``i0``).")
+modified_bessel_i1 = _nondiff("modified_bessel_i1", lambda a: _bessel.modified_i(a, 1, False),
+                              "The modified Bessel function of the first kind of order 1 (as ``i1``).")
+modified_bessel_k0 = _nondiff("modified_bessel_k0", lambda a: _bessel.modified_k(a, 0, False),
+                              "The modified Bessel function of the second kind of order 0, ``K0``.")
+modified_bessel_k1 = _nondiff("modified_bessel_k1", lambda a: _bessel.modified_k(a, 1, False),
+                              "The modified Bessel function of the second kind of order 1, ``K1``.")
+scaled_modified_bessel_k0 = _nondiff("scaled_modified_bessel_k0", lambda a: _bessel.modified_k(a, 0, True),
+                                     "The exponentially scaled ``K0``: ``exp(x) K0(x)``.")
+scaled_modified_bessel_k1 = _nondiff("scaled_modified_bessel_k1", lambda a: _bessel.modified_k(a, 1, True),
+                                     "The exponentially scaled ``K1``: ``exp(x) K1(x)``.")
+spherical_bessel_j0 = _nondiff("spherical_bessel_j0", _bessel.spherical_j0,
+                               "The spherical Bessel function of the first kind of order 0, ``sin(x) / x``.")
+airy_ai = _nondiff("airy_ai", _bessel.airy_ai, "The Airy function ``Ai``.")
 
 
-# ---------------------------------------------------------------------------------------------------- help(), methods
-document(UNARY, {
-    lgamma: "``log |Gamma(input)|``, elementwise (+inf at the poles 0, -1, -2, ...).",
-    digamma: "The digamma function ``d/dx log Gamma(x)`` (-inf at +0, NaN at the negative integers).",
-    ndtr: "The standard normal distribution function ``(1 + erf(x / sqrt(2))) / 2``.",
-    log_ndtr: "``log(ndtr(input))``, accurate far into the lower tail.",
-    ndtri: "The inverse of ``ndtr``: the standard normal quantile of each probability (+-inf at 0 and 1).",
-    erfcx: "The scaled complementary error function ``exp(x^2) * erfc(x)``, without overflow.",
-    entr: "The elementwise entropy ``-x log(x)`` (0 at 0, -inf for x < 0).",
-    i0: "The modified Bessel function of the first kind of order 0, ``I0``.",
-    i0e: "The exponentially scaled ``I0``: ``exp(-|x|) I0(x)``.",
-    i1: "The modified Bessel function of the first kind of order 1, ``I1``.",
-    i1e: "The exponentially scaled ``I1``: ``exp(-|x|) I1(x)``.",
-    bessel_j0: "The Bessel function of the first kind of order 0, ``J0``. Not differentiable.",
-    bessel_j1: "The Bessel function of the first kind of order 1, ``J1``. Not differentiable.",
-    bessel_y0: "The Bessel function of the second kind of order 0, ``Y0`` (-inf at 0, NaN below). Not "
-               "differentiable.",
-    bessel_y1: "The Bessel function of the second kind of order 1, ``Y1`` (-inf at 0, NaN below). Not "
-               "differentiable.",
-    modified_bessel_i0: "The modified Bessel function of the first kind of order 0 (as ``i0``). Not differentiable.",
-    modified_bessel_i1: "The modified Bessel function of the first kind of order 1 (as ``i1``). Not differentiable.",
-    modified_bessel_k0: "The modified Bessel function of the second kind of order 0, ``K0``. Not differentiable.",
-    modified_bessel_k1: "The modified Bessel function of the second kind of order 1, ``K1``. Not differentiable.",
-    scaled_modified_bessel_k0: "The exponentially scaled ``K0``: ``exp(x) K0(x)``. Not differentiable.",
-    scaled_modified_bessel_k1: "The exponentially scaled ``K1``: ``exp(x) K1(x)``. Not differentiable.",
-    spherical_bessel_j0: "The spherical Bessel function of the first kind of order 0, ``sin(x) / x``. Not "
-                         "differentiable.",
-    airy_ai: "The Airy function ``Ai``. Not differentiable.",
-})
-document(BINARY, {
-    zeta: "The Hurwitz zeta function ``sum_k (k + other) ** -input``; differentiable in ``other`` only.",
-    xlog1py: "``input * log1p(other)``, 0 where ``input`` is 0 (NaN where other is NaN).",
-})
-
-# the methods after help(): the in-place forms take their signatures from the documented ops
-methods(lgamma, digamma, i0, mvlgamma, igamma, igammac, logit)
-for _name, _fn in [("lgamma_", lgamma), ("digamma_", digamma), ("i0_", i0), ("mvlgamma_", mvlgamma),
-                   ("igamma_", igamma), ("igammac_", igammac), ("logit_", logit), ("exp2_", exp2),
-                   ("expm1_", expm1), ("log1p_", log1p)]:
-    setattr(Tensor, _name, inplace_method(_name, _fn))
-
-
+# ---------------------------------------------------------------------------------------------------- methods
 def _polygamma_method(self, n):
     return polygamma(n, self)
 
@@ -332,5 +325,5 @@ _polygamma_method.__name__ = _polygamma_method.__qualname__ = "polygamma"
 _polygamma_method.__doc__ = "``polygamma(n, self)``: the n-th derivative of digamma."
 _polygamma_inplace.__name__ = _polygamma_inplace.__qualname__ = "polygamma_"
 _polygamma_inplace.__doc__ = "In-place version of ``polygamma``: ``self`` is overwritten with the result."
-Tensor.polygamma = _polygamma_method
-Tensor.polygamma_ = _polygamma_inplace
+attach("polygamma", _polygamma_method)
+attach("polygamma_", _polygamma_inplace)

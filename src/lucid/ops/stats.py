@@ -19,7 +19,7 @@ import mlx.core as mx
 from .._checks import checked_index
 from .._dtype import dtype_name
 from .._tensor import Tensor, _wrap
-from ._core import data, defop, methods
+from ._core import data, declare, defop
 from .elementwise import clamp, sqrt
 from .linalg import diagonal, matmul
 from .reduce import _axes, norm
@@ -29,11 +29,13 @@ _all = defop("all", lambda a, axes, keepdim: mx.all(a, axis=axes, keepdims=keepd
 _any = defop("any", lambda a, axes, keepdim: mx.any(a, axis=axes, keepdims=keepdim), differentiable=False)
 
 
+@declare(method=True)
 def all(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where every element (over ``dim``: an int, a tuple, or None for all) is nonzero."""
     return _all(input, _axes(dim, input.ndim), keepdim)
 
 
+@declare(method=True)
 def any(input, dim=None, keepdim: bool = False) -> Tensor:  # noqa: A001
     """True where some element (over ``dim``) is nonzero."""
     return _any(input, _axes(dim, input.ndim), keepdim)
@@ -43,6 +45,7 @@ _count_nonzero = defop("count_nonzero", lambda a, axes: mx.sum(a != 0, axis=axes
                        differentiable=False)
 
 
+@declare(method=True)
 def count_nonzero(input, dim=None) -> Tensor:
     """The number of nonzero elements (over ``dim``), as int64."""
     return _count_nonzero(input, _axes(dim, input.ndim))
@@ -54,6 +57,7 @@ def _bin_error(v=None) -> RuntimeError:
     return RuntimeError("bincount only supports 1-d non-negative integral inputs.")
 
 
+@declare(method=True)
 def bincount(input, weights=None, minlength: int = 0) -> Tensor:
     """How many times each value 0, 1, ..., max(input) occurs in the 1-d non-negative integer ``input`` (summing
     ``weights`` instead of ones when given); at least ``minlength`` bins. The number of bins depends on the values:
@@ -92,6 +96,7 @@ def _histc_fwd(a, bins, lo, hi):
 _histc = defop("histc", _histc_fwd, differentiable=False)
 
 
+@declare(method=True)
 def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # noqa: A002
     """Histogram of ``bins`` equal bins over [min, max] (the data's range when min == max); values outside are
     ignored."""
@@ -107,6 +112,7 @@ def histc(input, bins: int = 100, min: float = 0, max: float = 0) -> Tensor:  # 
 
 
 # ---------------------------------------------------------------------------------------------------- differences
+@declare(method=True)
 def diff(input, n: int = 1, dim: int = -1, prepend=None, append=None) -> Tensor:
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` are concatenated first)."""
     if input.ndim == 0:
@@ -141,6 +147,7 @@ def _weight(w, name: str, num_obs: int):
     return w
 
 
+@declare(method=True)
 def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     """The covariance matrix of the variables in the rows of ``input`` (observations in the columns), with
     frequency weights ``fweights`` and observation weights ``aweights`` (PyTorch's formula)."""
@@ -178,6 +185,7 @@ def cov(input, *, correction: int = 1, fweights=None, aweights=None) -> Tensor:
     return (c / norm_factor).squeeze()
 
 
+@declare(method=True)
 def corrcoef(input) -> Tensor:
     """Pearson correlation coefficients of the rows of ``input``, clipped to [-1, 1]."""
     c = cov(input)
@@ -205,6 +213,3 @@ def cdist(x1, x2, p: float = 2.0, compute_mode: str = "use_mm_for_euclid_dist_if
                             "donot_use_mm_for_euclid_dist"):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
     return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, dim=-1)
-
-
-methods(all, any, count_nonzero, bincount, histc, diff, cov, corrcoef)

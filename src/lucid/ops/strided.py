@@ -20,7 +20,7 @@ import warnings
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
-from ._core import methods
+from ._core import declare
 from .index import _index_put, _take_flat
 from .shape import _size_arg, reshape, wrap_dim
 
@@ -164,5 +164,10 @@ def _resize_as(self, other) -> Tensor:
     return reshape(self, shape).clone()
 
 
-methods(as_strided, as_strided_scatter, as_strided_, unfold=_unfold, fill_diagonal_=_fill_diagonal_, resize=_resize,
-        resize_as=_resize_as)
+declare(as_strided, method=True)
+declare(as_strided_scatter, method=True)
+declare(as_strided_, method=True)
+declare(_unfold, method="unfold")
+declare(_fill_diagonal_, method="fill_diagonal_")
+declare(_resize, method="resize")
+declare(_resize_as, method="resize_as")

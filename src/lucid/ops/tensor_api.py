@@ -19,7 +19,9 @@ import numpy as np
 
 from .. import _cpu_route
 from .. import _checks, _creation, _dtype
+from .._surface import attach
 from .._tensor import Size, Tensor, _wrap
+from .elementwise import cast
 
 
 # ---------------------------------------------------------------------------------------------------- new_*
@@ -238,29 +240,29 @@ def _stride(self, dim: int | None = None):
     return strides[dim] if shape else 1
 
 
-Tensor.new_zeros = _new_zeros
-Tensor.new_ones = _new_ones
-Tensor.new_empty = _new_empty
-Tensor.new_full = _new_full
-Tensor.new_tensor = _new_tensor
-Tensor.uniform_ = _uniform_
-Tensor.normal_ = _normal_
-Tensor.log_normal_ = _log_normal_
-Tensor.exponential_ = _exponential_
-Tensor.cauchy_ = _cauchy_
-Tensor.geometric_ = _geometric_
-Tensor.bernoulli_ = _bernoulli_
-Tensor.bernoulli = bernoulli
-Tensor.new = _new
-Tensor.random_ = _random_
-Tensor.multinomial = multinomial
-Tensor.stride = _stride
-Tensor.is_contiguous = lambda self, memory_format=None: True
-Tensor.is_contiguous.__doc__ = "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides)."
-Tensor.nbytes = property(lambda self: self._st.data.nbytes)
-Tensor.itemsize = property(lambda self: self._st.data.itemsize)
-Tensor.is_xpu = property(lambda self: False)
-Tensor.is_mps = property(lambda self: self.device.type == "gpu" and mx.metal.is_available())
+attach("new_zeros", _new_zeros)
+attach("new_ones", _new_ones)
+attach("new_empty", _new_empty)
+attach("new_full", _new_full)
+attach("new_tensor", _new_tensor)
+attach("uniform_", _uniform_)
+attach("normal_", _normal_)
+attach("log_normal_", _log_normal_)
+attach("exponential_", _exponential_)
+attach("cauchy_", _cauchy_)
+attach("geometric_", _geometric_)
+attach("bernoulli_", _bernoulli_)
+attach("bernoulli", bernoulli)
+attach("new", _new)
+attach("random_", _random_)
+attach("multinomial", multinomial)
+attach("stride", _stride)
+attach("is_contiguous", lambda self, memory_format=None: True,
+       "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides).")
+attach("nbytes", property(lambda self: self._st.data.nbytes))
+attach("itemsize", property(lambda self: self._st.data.itemsize))
+attach("is_xpu", property(lambda self: False))
+attach("is_mps", property(lambda self: self.device.type == "gpu" and mx.metal.is_available()))
 
 
 # ---------------------------------------------------------------------------------------------------- functions
@@ -368,3 +370,31 @@ def broadcast_shapes(*shapes):
                                    f"to {a}")
         out = [y if x == 1 else x for x, y in zip(a, b)]
     return Size(out)
+
+
+# ---------------------------------------------------------------------------------------------------- casts
+def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
+    from .._dtype import check_device, parse_to_args
+    dtype, device = parse_to_args(args, dtype, device)
+    if device is not None:
+        check_device(device, dtype or self.dtype)
+    out = self if dtype is None else cast(self, dtype)
+    return out.clone() if copy and out is self else out
+
+
+attach("to", _to_method)
+attach("type", lambda self, dtype=None: str(self.dtype) if dtype is None else cast(self, dtype),
+       "The dtype's name with no argument; with a dtype, ``self`` cast to it.")
+attach("float", lambda self: cast(self, mx.float32), "``self`` as float32.")
+attach("double", lambda self: cast(self, mx.float64), "``self`` as float64 (CPU device only).")
+attach("half", lambda self: cast(self, mx.float16), "``self`` as float16.")
+attach("bfloat16", lambda self: cast(self, mx.bfloat16), "``self`` as bfloat16.")
+attach("long", lambda self: cast(self, mx.int64), "``self`` as int64.")
+attach("int", lambda self: cast(self, mx.int32), "``self`` as int32.")
+attach("short", lambda self: cast(self, mx.int16), "``self`` as int16.")
+attach("char", lambda self: cast(self, mx.int8), "``self`` as int8.")
+attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
+attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
+attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
+attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")

@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import _creation
 from .._dtype import dtype_name, to_numpy_dtype
+from .._surface import attach
 from .._tensor import Tensor
 from . import nn_basic as _nn
 from . import pool as _pool
@@ -146,5 +147,5 @@ def _new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=No
                          requires_grad=requires_grad)
 
 
-Tensor.new_empty_strided = _new_empty_strided
-Tensor.name = property(lambda self: None, doc="PyTorch's read-only ``Tensor.name``: None (no tensor carries a name).")
+attach("new_empty_strided", _new_empty_strided)
+attach("name", property(lambda self: None, doc="PyTorch's read-only ``Tensor.name``: None (no tensor carries a name)."))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import mlx.core as mx
 
 from .._threads import compiled_on_main_thread
+from ..nn.parameter import is_lazy
 from .optimizer import (Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _full_like,
                         _head, _scalar_tensor, _state_zeros, _wd_mode, _zeros_like)
 
@@ -149,6 +150,12 @@ class Adagrad(Optimizer):
 
     def _on_new_group(self, group):
         for p in group["params"]:
+            if is_lazy(p):  # its state would need its shape, which it does not have yet (as in PyTorch)
+                raise ValueError("Attempted to use an uninitialized parameter in full_like. This error happens when "
+                                 "you are using a `LazyModule` or explicitly manipulating "
+                                 "`torch.nn.parameter.UninitializedParameter` objects. When using LazyModules Call "
+                                 "`forward` with a dummy batch to initialize the parameters before calling torch "
+                                 "functions")
             self._init_state(p, self.state[p], group)
 
     def _init_state(self, p, state, group):

@@ -38,6 +38,7 @@ from .._dtype import dtype_name
 from .._tensor import Tensor, _shape_str, _wrap, after_write, take_pending_evals
 from .._grad_mode import enable_grad, no_grad
 from ..autograd.graph import RemovableHandle, add_hook
+from ._differentiable import differentiable_update
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook", "required"]
 
@@ -440,6 +441,7 @@ class Optimizer:
         are skipped, as in PyTorch), after checking that gradient against its parameter."""
         hyper = Hyper(group)
         update, ok = self._update, self._param_dtypes
+        differentiable = group.get("differentiable", False)  # the step on the autograd tape (_differentiable.py)
         state = self.state if self._has_state(group) else None
         if state is not None and self._state_unchecked:
             self._check_loaded_state(group)
@@ -454,13 +456,19 @@ class Optimizer:
                 if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):
                     self._bad_grad(group, p, x, ga)
                 if state is None:
-                    update(p, ga, None, hyper)
+                    if differentiable:
+                        differentiable_update(self, p, None, hyper)
+                    else:
+                        update(p, ga, None, hyper)
                     continue
                 s = state.get(p)
                 if not s:  # first step of this parameter: its state is new, and stored only at the commit
                     s = _new_state(state, p, {}, self._staged)
                     self._init_state(p, s, group)
-                update(p, ga, s, hyper)
+                if differentiable:
+                    differentiable_update(self, p, s, hyper)
+                else:
+                    update(p, ga, s, hyper)
         except ValueError as e:
             if not str(e).startswith("["):  # not MLX's (a Python error: PyTorch raises the same)
                 raise

@@ -62,6 +62,26 @@ def get_float32_matmul_precision() -> str:
     return _matmul_precision[0]
 
 
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None,
+                     sci_mode=None) -> None:
+    """PyTorch's print options: for lucid's printer and for PyTorch's face of it (``lucid run``)."""
+    from lucid import set_printoptions as _lucid_set
+    from .. import _torch_repr
+    _lucid_set(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+    _torch_repr.set_printoptions(precision, threshold, edgeitems, linewidth, profile, sci_mode)
+
+
+def cond(pred, true_fn, false_fn, operands=()):
+    """torch.cond: ``true_fn(*operands)`` if ``pred`` else ``false_fn(*operands)``. ``pred`` is a bool, a number or
+    a one-element tensor (read here, as a Python ``if`` would: lucid traces no control flow). Gradients flow through
+    the branch taken."""
+    if isinstance(pred, Tensor):
+        if pred.numel() != 1:
+            raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
+        pred = pred.item()
+    return true_fn(*operands) if pred else false_fn(*operands)
+
+
 def set_num_threads(n: int) -> None:
     """Accepted; MLX manages its own CPU threads."""
 

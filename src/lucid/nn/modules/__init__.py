@@ -20,3 +20,9 @@ from .activation import *  # noqa: F401,F403
 from .attention import *  # noqa: F401,F403
 from .loss import *  # noqa: F401,F403
 from .transformer import *  # noqa: F401,F403
+from .unpool import *  # noqa: F401,F403
+from .loss_margin import *  # noqa: F401,F403
+from .lazy import *  # noqa: F401,F403
+from .syncbatchnorm import *  # noqa: F401,F403
+from .adaptive import *  # noqa: F401,F403
+from .crossmaplrn import *  # noqa: F401,F403

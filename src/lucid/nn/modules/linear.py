@@ -1,4 +1,4 @@
-"""Linear, Bilinear and LazyLinear: affine maps with PyTorch's layouts (``weight`` is (out, in)) and initialisation."""
+"""Linear and Bilinear: affine maps with PyTorch's layouts (``weight`` is (out, in)) and initialisation."""
 from __future__ import annotations
 
 import math
@@ -96,47 +96,4 @@ class Bilinear(Module):
                 f"out_features={self.out_features}, bias={self.bias is not None}")
 
 
-class LazyLinear(Linear):
-    """A Linear whose ``in_features`` is read from the first input. Until then its parameters are empty (shape
-    (0,)); the first call (or loading a state_dict) gives them their shapes in place, so optimizers that already
-    hold them stay valid, and the module becomes a ``Linear``.
-
-    :param out_features: the size of each output's last dimension (``in_features`` comes from the first input).
-    :param bias: learn an additive bias.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
-    """
-
-    def __init__(self, out_features: int, bias: bool = True, device=None, dtype=None):
-        super().__init__(0, out_features, bias, device, dtype)
-        self.weight.data = _creation.empty(0, dtype=dtype, device=device)
-        if self.bias is not None:
-            self.bias.data = _creation.empty(0, dtype=dtype, device=device)
-
-    def reset_parameters(self) -> None:
-        if self.in_features != 0:
-            super().reset_parameters()
-
-    def _materialize(self, in_features: int) -> None:
-        self.in_features = in_features
-        self.weight.data = _creation.empty(self.out_features, in_features, dtype=self.weight.dtype)
-        if self.bias is not None:
-            self.bias.data = _creation.empty(self.out_features, dtype=self.bias.dtype)
-        self.__class__ = Linear
-
-    def forward(self, input: Tensor) -> Tensor:
-        self._materialize(input.shape[-1])
-        self.reset_parameters()
-        return self.forward(input)
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs) -> None:
-        weight = state_dict.get(prefix + "weight")
-        if weight is not None and len(getattr(weight, "shape", ())) == 2:
-            self._materialize(weight.shape[1])  # the values are copied in by load_state_dict
-        # (not super(): the instance may have just become a Linear)
-        Module._load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                     error_msgs)
-
-
-__all__ = ["Linear", "Bilinear", "LazyLinear"]
+__all__ = ["Linear", "Bilinear"]  # LazyLinear: lazy.py

@@ -85,6 +85,57 @@ def _check_sizes(input_size, hidden_size) -> None:
             raise ValueError(f"{name} must be greater than zero")
 
 
+# ---------------------------------------------------------------------------------------------------- the recurrence
+def run_direction(mode: str, x: Tensor, state, params: dict, reverse: bool, masks=None):
+    """Run one direction of one layer over time-major ``x`` (L, N, in): (outputs (L, N, H_out), final state).
+    ``params``: weight_ih, weight_hh, and optionally bias_ih, bias_hh, weight_hr. ``masks`` (packed input): per
+    step, (N, 1) True for the sequences that have that step; the others keep their state and output zeros, so each
+    final state is the one at the sequence's own end."""
+    b_ih, b_hh = params.get("bias_ih"), params.get("bias_hh")
+    if b_hh is not None and mode != "GRU":  # only added: fold it into the input projection
+        b_ih, b_hh = b_ih + b_hh, None
+    steps = linear(x, params["weight_ih"], b_ih).unbind(0)
+    w_hh_t = params["weight_hh"].t()
+    w_hr_t = params["weight_hr"].t() if params.get("weight_hr") is not None else None
+    step = _STEPS[mode]
+    outputs = []
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    for t in order:
+        new = step(steps[t], state, w_hh_t, b_hh, w_hr_t)
+        if masks is None:
+            state = new
+            outputs.append(_output(state))
+            continue
+        m = masks[t]
+        state = tuple(where(m, a, b) for a, b in zip(new, state)) if isinstance(new, tuple) else where(m, new, state)
+        outputs.append(where(m, _output(new), 0.0))
+    if reverse:
+        outputs.reverse()
+    return stack(outputs, 0), state
+
+
+def run_layers(mode: str, x: Tensor, states: list, params: list, num_layers: int, bidirectional: bool,
+               dropout_p: float, training: bool, masks=None):
+    """The stacked (bidirectional) recurrence over time-major ``x``: (output, final states as a tuple of
+    (layers * directions, N, H) tensors). ``states``: the initial (h,) or (h, c), each (layers * directions, N, H);
+    ``params``: one dict per (layer, direction), layer-major (see ``run_direction``)."""
+    per_direction = [s.unbind(0) for s in states]  # one list per state kind, indexed by layer * D + direction
+    num_directions = 2 if bidirectional else 1
+    finals = []
+    for layer in range(num_layers):
+        outputs = []
+        for direction in range(num_directions):
+            k = layer * num_directions + direction
+            state = tuple(s[k] for s in per_direction) if mode == "LSTM" else per_direction[0][k]
+            out, state = run_direction(mode, x, state, params[k], reverse=direction == 1, masks=masks)
+            outputs.append(out)
+            finals.append(state if isinstance(state, tuple) else (state,))
+        x = outputs[0] if num_directions == 1 else cat(outputs, -1)
+        if dropout_p > 0 and training and layer < num_layers - 1:
+            x = dropout(x, dropout_p, True)
+    return x, tuple(stack([f[i] for f in finals], 0) for i in range(len(finals[0])))
+
+
 # ---------------------------------------------------------------------------------------------------- layers
 class RNNBase(Module):
     """The multi-layer, optionally bidirectional recurrence shared by RNN, LSTM and GRU (``mode`` is "RNN_TANH",
@@ -240,32 +291,10 @@ class RNNBase(Module):
             self._check_hidden_size(states[0], self._expected_hidden_size(batch))
         return input, states, batched
 
-    def _direction(self, x: Tensor, state, names: list, reverse: bool, masks=None):
-        """Run one direction of one layer over time-major ``x`` (L, N, in): (outputs (L, N, H_out), final state).
-        ``masks`` (packed input): per step, (N, 1) True for the sequences that have that step; the others keep
-        their state and output zeros, so each final state is the one at the sequence's own end."""
-        params = dict(zip((n.rsplit("_l", 1)[0] for n in names), (getattr(self, n) for n in names)))
-        b_ih, b_hh = params.get("bias_ih"), params.get("bias_hh")
-        if b_hh is not None and self.mode != "GRU":  # only added: fold it into the input projection
-            b_ih, b_hh = b_ih + b_hh, None
-        steps = linear(x, params["weight_ih"], b_ih).unbind(0)
-        w_hh_t = params["weight_hh"].t()
-        w_hr_t = params["weight_hr"].t() if "weight_hr" in params else None
-        step = _STEPS[self.mode]
-        outputs = []
-        order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
-        for t in order:
-            new = step(steps[t], state, w_hh_t, b_hh, w_hr_t)
-            if masks is None:
-                state = new
-                outputs.append(_output(state))
-                continue
-            m = masks[t]
-            state = tuple(where(m, a, b) for a, b in zip(new, state)) if isinstance(new, tuple) else where(m, new, state)
-            outputs.append(where(m, _output(new), 0.0))
-        if reverse:
-            outputs.reverse()
-        return stack(outputs, 0), state
+    def _params(self, k: int) -> dict:
+        """The parameters of (layer, direction) number k by kind: weight_ih, weight_hh, bias_ih, ..."""
+        names = self._all_weights[k]
+        return dict(zip((n.rsplit("_l", 1)[0] for n in names), (getattr(self, n) for n in names)))
 
     def _run(self, input, hx, name: str):
         if isinstance(input, PackedSequence):  # run on the padded batch, masking each sequence past its length
@@ -286,21 +315,8 @@ class RNNBase(Module):
         x, states, batched = self._prepare(input, hx, name)
         if x.shape[0] == 0:
             raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        per_direction = [s.unbind(0) for s in states]  # one list per state kind, indexed by layer * D + direction
-        num_directions = 2 if self.bidirectional else 1
-        finals = []
-        for layer in range(self.num_layers):
-            outputs = []
-            for direction in range(num_directions):
-                k = layer * num_directions + direction
-                state = tuple(s[k] for s in per_direction) if self.mode == "LSTM" else per_direction[0][k]
-                out, state = self._direction(x, state, self._all_weights[k], reverse=direction == 1, masks=masks)
-                outputs.append(out)
-                finals.append(state if isinstance(state, tuple) else (state,))
-            x = outputs[0] if num_directions == 1 else cat(outputs, -1)
-            if self.dropout > 0 and self.training and layer < self.num_layers - 1:
-                x = dropout(x, self.dropout, True)
-        hidden = tuple(stack([f[i] for f in finals], 0) for i in range(len(finals[0])))
+        x, hidden = run_layers(self.mode, x, states, [self._params(k) for k in range(len(self._all_weights))],
+                               self.num_layers, self.bidirectional, self.dropout, self.training, masks)
         if not batched:
             x = x.squeeze(1)
             hidden = tuple(h.squeeze(1) for h in hidden)

@@ -10,7 +10,7 @@ from ..._grad_mode import no_grad
 from ...ops.elementwise import sqrt
 from ...ops.linalg import mv
 from ...ops.reduce import norm
-from ..parameter import Parameter
+from ..parameter import Parameter, is_lazy
 
 __all__ = ["weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"]
 
@@ -46,6 +46,9 @@ def weight_norm(module, name: str = "weight", dim: int | None = 0):
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same parameter {name}")
     fn = _WeightNorm(name, dim)
     weight = getattr(module, name)
+    if is_lazy(weight):
+        raise ValueError("The module passed to `WeightNorm` can't have uninitialized parameters. Make sure to run the "
+                         "dummy forward before applying weight normalization")
     del module._parameters[name]
     module.register_parameter(name + "_g", Parameter(norm_except_dim(weight, 2, dim).detach()))
     module.register_parameter(name + "_v", Parameter(weight.detach()))
@@ -122,6 +125,9 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
             raise RuntimeError(f"Cannot register two spectral_norm hooks on the same parameter {name}")
     fn = _SpectralNorm(name, n_power_iterations, dim, eps)
     weight = getattr(module, name)
+    if is_lazy(weight):
+        raise ValueError("The module passed to `SpectralNorm` can't have uninitialized parameters. Make sure to run "
+                         "the dummy forward before applying spectral normalization")
     with no_grad():
         matrix = fn.reshape_weight_to_matrix(weight.detach())
         h, w = matrix.shape
