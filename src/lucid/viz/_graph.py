@@ -5,8 +5,9 @@ One grey box per backward node, named as ``grad_fn`` names it (``MulBackward0``,
 in the forward direction, as torchviz draws them: from the nodes of an op's inputs to the op's node, inputs at the
 top, the result at the bottom. Leaves that require grad are blue boxes with their parameter name (from
 ``params``) and shape; the result is green; with ``show_saved=True`` the tensors a node keeps for its backward are
-orange boxes tied to it by a plain line. torchviz draws a leaf and its ``AccumulateGrad`` node as two boxes; here the
-blue box stands for both.
+orange boxes tied to it by a plain line, and with ``show_attrs=True`` a node's box lists its other saved values,
+both named as PyTorch's ``grad_fn._saved_*`` fields (``_fields.py``). torchviz draws a leaf and its
+``AccumulateGrad`` node as two boxes; here the blue box stands for both.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import functools
 from .._tensor import Tensor
 from ..autograd.function import FunctionCtx
 from ..autograd.graph import AccumulateGrad
-from ..ops._core import OpNode
+from ._fields import attrs_label, saved
 
 _INSTALL_DOT = (
     "Rendering needs Graphviz's `dot` program, which is not installed (the graph's DOT text is in `.source`). "
@@ -72,35 +73,31 @@ def _shape(shape) -> str:
     return "(" + ", ".join(str(s) for s in shape) + ")"
 
 
-def _saved_tensors(node) -> list:
-    """(label, shape) of each tensor ``node`` keeps for its backward; none once released by a backward."""
-    if isinstance(node, OpNode):
-        out = []
-        if node.save_args and node.args is not None:
-            kept = node.save_needs  # None: every tensor argument; else the arguments listed (PyTorch's mm saves
-            for i, a in enumerate(node.args):  # mat2 only when mat1 requires grad)
-                if isinstance(a, Tensor) and (kept is None or any(node.next[j] is not None for j in kept.get(i, ()))):
-                    out.append(("self" if i == 0 else "other" if i == 1 else f"arg{i}", a.shape))
-        if node.save_ans and node.out_st is not None:
-            out.append(("result", node.out_st.data.shape))
-        return out
-    if isinstance(node, FunctionCtx) and not node._released:
-        return [(f"saved[{i}]", t.shape) for i, t in enumerate(node._saved) if t is not None]
-    return []
+def draw_graph(tensor, params: dict | None = None, show_attrs: bool = False, show_saved: bool = False,
+               max_attr_chars: int = 50):
+    """The autograd graph that produced ``tensor``, as torchviz's ``make_dot`` draws PyTorch's: a
+    ``graphviz.Digraph``, which Jupyter renders inline; ``.render("graph", format="png")`` writes a file and ``.source``
+    is the DOT text (available without Graphviz's ``dot`` program, which rendering needs). Needs the ``graphviz``
+    Python package (``pip install graphviz``).
 
+    :param tensor: the result, or a tuple/list of results (each drawn green).
+    :param params: ``{name: tensor}`` (e.g. ``dict(model.named_parameters())``): the names of the leaves, drawn blue
+        with their shapes. Nodes are named as ``grad_fn`` names them (``AddmmBackward0``).
+    :param show_attrs: list in each node's box what it saved for backward under PyTorch's ``_saved_*`` field names
+        (``dim``, ``keepdim``, ``alpha``, ``self_sym_sizes``..., saved tensors as ``[saved tensor]``).
+    :param show_saved: draw the tensors each node saved for backward (orange), named by PyTorch's field (``mat1``,
+        ``mat2``, ``self``, ``other``, ``result``...).
+    :param max_attr_chars: with ``show_attrs``, the most characters of a value shown (longer ones end in ``...``).
 
-def draw_graph(tensor, params: dict | None = None, show_saved: bool = False):
-    """The autograd graph that produced ``tensor`` (or a tuple/list of tensors) as a ``graphviz.Digraph``.
-
-    In Jupyter it renders inline; ``.render("graph", format="png")`` writes a file and ``.source`` is the DOT text
-    (available without Graphviz's ``dot`` program, which rendering needs). Nodes are named as ``grad_fn`` names them;
-    ``params`` (e.g. ``dict(model.named_parameters())``) names the leaves, shown with their shapes (blue); the result
-    is green; ``show_saved=True`` adds the tensors each node saved for backward (orange, with PyTorch's
-    ``_saved_self``/``_saved_other``/``_saved_result`` names). Needs the ``graphviz`` Python package
-    (``pip install graphviz``)::
-
-        model = nn.Sequential(nn.Linear(8, 16), nn.Tanh(), nn.Linear(16, 1))
-        lucid.viz.draw_graph(model(x).mean(), params=dict(model.named_parameters()))
+    >>> x = lucid.tensor([1.0, 2.0], requires_grad=True)
+    >>> dot = lucid.viz.draw_graph((x * x.exp()).sum(), show_attrs=True)
+    >>> print(dot.source)
+    digraph {
+    ...MulBackward0
+    ---------------------
+    other: [saved tensor]
+    self : [saved tensor]"]
+    ...
     """
     roots = tuple(tensor) if isinstance(tensor, (tuple, list)) else (tensor,)
     for t in roots:
@@ -138,9 +135,14 @@ def draw_graph(tensor, params: dict | None = None, show_saved: bool = False):
         if isinstance(node, AccumulateGrad):
             dot.node(str(id(node)), leaf_label(node.variable), fillcolor="lightblue")
             continue
-        dot.node(str(id(node)), node.name())
+        tensors, attrs = saved(node) if show_attrs or show_saved else ((), {})
+        if show_attrs:  # (a custom Function's node has no _saved_* fields in PyTorch: its box is its name)
+            fields = () if isinstance(node, FunctionCtx) else tensors
+            dot.node(str(id(node)), attrs_label(node.name(), fields, attrs, max_attr_chars))
+        else:
+            dot.node(str(id(node)), node.name())
         if show_saved:
-            for i, (label, shape) in enumerate(_saved_tensors(node)):
+            for i, (label, shape) in enumerate(tensors):
                 key = f"{id(node)}.saved{i}"
                 dot.node(key, f"{label}\n{_shape(shape)}", fillcolor="orange")
                 dot.edge(str(id(node)), key, dir="none")
