@@ -263,6 +263,7 @@ attach("nbytes", property(lambda self: self._storage.data.nbytes))
 attach("itemsize", property(lambda self: self._storage.data.itemsize))
 attach("is_xpu", property(lambda self: False))
 attach("is_mps", property(lambda self: self.device.type == "gpu" and mx.metal.is_available()))
+attach("is_cuda", property(lambda self: self.device.type == "gpu" and _dtype.cuda_available()))
 
 
 # ---------------------------------------------------------------------------------------------------- functions
@@ -397,4 +398,29 @@ attach("char", lambda self: cast(self, mx.int8), "``self`` as int8.")
 attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
 attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
 attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
+
+
+def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
+    """``self`` on lucid's GPU where MLX runs on CUDA (an ``mlx[cuda]`` build): MLX's memory needs no copy, so
+    ``self`` itself, as ``cpu()``. Elsewhere (a Mac's Metal GPU included, as PyTorch there) PyTorch's
+    AssertionError; a device that is not CUDA's is PyTorch's RuntimeError.
+
+    :param device: the CUDA device (``"cuda"``, ``"cuda:0"``, ``0``; MLX drives one GPU); None: the current one.
+    :param non_blocking: accepted (there is no copy to overlap).
+    :param memory_format: accepted (lucid's tensors are contiguous)."""
+    index = 0
+    if device is not None:
+        if not isinstance(device, int):
+            name = str(device)  # (a lucid.device prints its type, "gpu")
+            if name.partition(":")[0] not in ("cuda", "gpu"):
+                raise RuntimeError("Invalid device, must be cuda device")
+            device = _dtype.device(name).index
+        index = device
+    _dtype.require_cuda()
+    if index != 0:
+        raise RuntimeError(f"CUDA error: invalid device ordinal (MLX drives one GPU, index 0; got {index})")
+    return self
+
+
+attach("cuda", _cuda_method)
 attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
