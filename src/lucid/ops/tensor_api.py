@@ -410,6 +410,8 @@ def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
     :param memory_format: accepted (lucid's tensors are contiguous)."""
     index = 0
     if device is not None:
+        if isinstance(device, int) and not _dtype.gpu_available():  # PyTorch looks the index up first
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(device, int):
             name = str(device)  # (a lucid.device prints its type, "gpu")
             if name.partition(":")[0] not in ("cuda", "gpu"):
