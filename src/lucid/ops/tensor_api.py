@@ -398,6 +398,7 @@ attach("char", lambda self: cast(self, mx.int8), "``self`` as int8.")
 attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
 attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
 attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
+attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
 
 
 def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
@@ -408,16 +409,16 @@ def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
     :param device: the CUDA device (``"cuda"``, ``"cuda:0"``, ``0``; MLX drives one GPU); None: the current one.
     :param non_blocking: accepted (there is no copy to overlap).
     :param memory_format: accepted (lucid's tensors are contiguous)."""
-    index = 0
-    if device is not None:
-        if isinstance(device, int) and not _dtype.gpu_available():  # PyTorch looks the index up first
+    if device is None:
+        index = 0
+    elif isinstance(device, int):
+        if not _dtype.gpu_available():  # PyTorch looks the index up before asking for CUDA
             raise RuntimeError("Cannot access accelerator device when none is available.")
-        if not isinstance(device, int):
-            name = str(device)  # (a lucid.device prints its type, "gpu")
-            if name.partition(":")[0] not in ("cuda", "gpu"):
-                raise RuntimeError("Invalid device, must be cuda device")
-            device = _dtype.device(name).index
         index = device
+    elif str(device).partition(":")[0] in ("cuda", "gpu"):  # (a lucid.device prints its type, "gpu")
+        index = _dtype.device(device).index
+    else:
+        raise RuntimeError("Invalid device, must be cuda device")
     _dtype.require_cuda()
     if index != 0:
         raise RuntimeError(f"CUDA error: invalid device ordinal (MLX drives one GPU, index 0; got {index})")
@@ -425,4 +426,3 @@ def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
 
 
 attach("cuda", _cuda_method)
-attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
