@@ -135,3 +135,17 @@ def test_backend_flags_are_plain_lucids_and_compats_alike():
         assert lucid.backends.cuda.math_sdp_enabled() and not lucid.backends.cuda.flash_sdp_enabled()
     finally:
         lucid.backends.cudnn.benchmark = False
+
+
+@pytest.mark.skipif(mx.is_available(mx.gpu), reason="this machine has a GPU")
+def test_cuda_spelled_as_a_string_raises_as_pytorch_without_any_gpu():
+    torch = pytest.importorskip("torch")
+    x = lucid.ones(2)
+    calls = [(lambda: x.to("cuda"), lambda: torch.ones(2).to("cuda")),
+             (lambda: lucid.zeros(2, device="cuda:0"), lambda: torch.zeros(2, device="cuda:0")),
+             (lambda: lucid.nn.Linear(1, 1).to("cuda"), lambda: torch.nn.Linear(1, 1).to("cuda"))]
+    for ours, theirs in calls:
+        err = _raised(ours)
+        assert err[0] is _raised(theirs)[0] is AssertionError and "CUDA is not available" in err[1]
+    with pytest.raises(RuntimeError, match="device 'gpu' is not available"):
+        x.to("gpu")  # lucid's own name keeps lucid's error

@@ -237,6 +237,8 @@ def check_device(dev, dtype) -> device:
     MLX's GPUs have none, so its ops run on the CPU stream (lucid._cpu_route)."""
     d = device(dev)
     if d.type == "gpu" and not gpu_available():
+        if isinstance(dev, str) and dev.startswith("cuda"):
+            require_cuda()  # PyTorch's AssertionError, as x.cuda() (a device object no longer knows its spelling)
         raise RuntimeError("device 'gpu' is not available: this MLX build has no GPU backend (use 'cpu')")
     return d
 
