@@ -60,6 +60,7 @@ from . import func  # noqa: E402
 from . import datasets  # noqa: E402
 from . import distributed  # noqa: E402
 from . import amp  # noqa: E402
+from . import accelerator, backends, cuda, mps  # noqa: E402  (torch.cuda & co.: lucid's GPU, where MLX has one)
 from .amp import autocast, get_autocast_dtype, is_autocast_enabled  # noqa: E402
 from .amp.settings import *  # noqa: E402,F401,F403  (set_autocast_enabled, set_autocast_dtype, ...)
 from .nn import parallel as _nn_parallel  # noqa: E402,F401  (lucid.nn.parallel: DDP sits on lucid.distributed)

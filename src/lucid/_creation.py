@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _cpu_route, _dtype
 from ._threads import adopt_thread
-from ._random import manual_seed, next_key  # noqa: F401  (manual_seed is re-exported by lucid)
+from ._random import manual_seed, next_key, seed  # noqa: F401  (manual_seed and seed are re-exported by lucid)
 from ._tensor import Tensor, _to_array, _wrap
 from . import _grad_mode as gm
 
@@ -158,9 +158,6 @@ def logspace(start, end, steps: int, base: float = 10.0, dtype=None, device=None
 
 
 # ---------------------------------------------------------------------------------------------------- random
-seed = manual_seed
-
-
 def _key(generator) -> mx.array:
     """The key for one random op: from ``generator`` (a ``lucid.Generator``) if given, else lucid's global one."""
     return next_key() if generator is None else generator.next_key()

@@ -218,11 +218,27 @@ def gpu_available() -> bool:
     return mx.is_available(mx.gpu)
 
 
+def cuda_available() -> bool:
+    """Whether MLX's GPU here is CUDA (an ``mlx[cuda]`` build on Linux): what ``lucid.cuda.is_available()``,
+    ``Tensor.cuda()`` and autocast's ``"cuda"`` read."""
+    cuda = getattr(mx, "cuda", None)
+    return cuda is not None and cuda.is_available()
+
+
+def require_cuda() -> None:
+    """PyTorch's AssertionError ("Torch not compiled with CUDA enabled"), in lucid's words, unless CUDA is here."""
+    if not cuda_available():
+        raise AssertionError("CUDA is not available: lucid runs on MLX, and this MLX build has no CUDA backend (an "
+                             "mlx[cuda] build on Linux has one); check cuda.is_available() first")
+
+
 def check_device(dev, dtype) -> device:
     """Validate a requested device for a tensor of ``dtype``; returns the device. float64 is accepted on the GPU:
     MLX's GPUs have none, so its ops run on the CPU stream (lucid._cpu_route)."""
     d = device(dev)
     if d.type == "gpu" and not gpu_available():
+        if isinstance(dev, str) and dev.startswith("cuda"):
+            require_cuda()  # PyTorch's AssertionError, as x.cuda() (a device object no longer knows its spelling)
         raise RuntimeError("device 'gpu' is not available: this MLX build has no GPU backend (use 'cpu')")
     return d
 

@@ -32,6 +32,13 @@ def manual_seed(seed: int) -> None:
         _initial_seed[0] = seed % (1 << 64)
 
 
+def seed() -> int:
+    """Seed lucid's generator from the operating system's entropy, as ``torch.seed()``; returns the seed."""
+    s = int.from_bytes(os.urandom(8), "little")
+    manual_seed(s)
+    return s
+
+
 def initial_seed() -> int:
     """The seed of lucid's generator: the last ``manual_seed``, or the one drawn from the OS at start."""
     return _initial_seed[0]

@@ -232,10 +232,6 @@ class Tensor:
     def device(self) -> _dtype.device:
         return _dtype.get_default_device()
 
-    @property
-    def is_cuda(self) -> bool:
-        return False
-
     def is_floating_point(self) -> bool:
         """True for float16/32/64 and bfloat16 tensors."""
         return _dtype.is_floating(self.dtype)

@@ -11,7 +11,7 @@ DOCS = {
              ">>> import lucid\n>>> lucid.tensor([1, 2]).dtype\nmlx.core.int64",
     "device": "Where the tensor's ops run: lucid's default device (``gpu`` on Apple Silicon, ``cpu`` with "
               "``mlx[cpu]``); memory is unified, so a tensor is never copied between devices.",
-    "is_cuda": "True when the tensor's device is a CUDA GPU (an MLX CUDA build).",
+    "is_cuda": "True when the tensor's device is lucid's GPU and MLX runs on CUDA (an ``mlx[cuda]`` build).",
     "requires_grad": "Whether operations on this tensor are recorded for backward. Settable on leaves (floating "
                      "point dtypes only); a result requires grad when any input does (outside ``no_grad``).",
     "is_leaf": "True for tensors not made by a recorded op: user-made tensors and parameters, and every tensor that "

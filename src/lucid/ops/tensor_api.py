@@ -263,6 +263,7 @@ attach("nbytes", property(lambda self: self._storage.data.nbytes))
 attach("itemsize", property(lambda self: self._storage.data.itemsize))
 attach("is_xpu", property(lambda self: False))
 attach("is_mps", property(lambda self: self.device.type == "gpu" and mx.metal.is_available()))
+attach("is_cuda", property(lambda self: self.device.type == "gpu" and _dtype.cuda_available()))
 
 
 # ---------------------------------------------------------------------------------------------------- functions
@@ -398,3 +399,30 @@ attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
 attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
 attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
 attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
+
+
+def _cuda_method(self, device=None, non_blocking=False, memory_format=None):
+    """``self`` on lucid's GPU where MLX runs on CUDA (an ``mlx[cuda]`` build): MLX's memory needs no copy, so
+    ``self`` itself, as ``cpu()``. Elsewhere (a Mac's Metal GPU included, as PyTorch there) PyTorch's
+    AssertionError; a device that is not CUDA's is PyTorch's RuntimeError.
+
+    :param device: the CUDA device (``"cuda"``, ``"cuda:0"``, ``0``; MLX drives one GPU); None: the current one.
+    :param non_blocking: accepted (there is no copy to overlap).
+    :param memory_format: accepted (lucid's tensors are contiguous)."""
+    if device is None:
+        index = 0
+    elif isinstance(device, int):
+        if not _dtype.gpu_available():  # PyTorch looks the index up before asking for CUDA
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        index = device
+    elif str(device).partition(":")[0] in ("cuda", "gpu"):  # (a lucid.device prints its type, "gpu")
+        index = _dtype.device(device).index
+    else:
+        raise RuntimeError("Invalid device, must be cuda device")
+    _dtype.require_cuda()
+    if index != 0:
+        raise RuntimeError(f"CUDA error: invalid device ordinal (MLX drives one GPU, index 0; got {index})")
+    return self
+
+
+attach("cuda", _cuda_method)

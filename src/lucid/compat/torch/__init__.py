@@ -5,8 +5,8 @@ package holds only where PyTorch's API differs from lucid's seed API or has no l
 
 - ``torch.autograd.grad`` returns a tuple for a single input, as PyTorch's (``lucid.autograd.grad`` returns the
   Tensor: the one semantic difference between the two faces);
-- devices: ``torch.cuda`` (available only on an MLX CUDA build), ``torch.backends`` flags (accepted, no effect),
-  ``torch.backends.mps`` and ``torch.accelerator`` (MLX's GPU);
+- ``torch.cuda.amp`` (``torch.cuda`` itself is ``lucid.cuda``'s functions; ``torch.backends``, ``torch.mps`` and
+  ``torch.accelerator`` are ``lucid``'s);
 - ``torch.compile`` (returns the module wrapped, running eagerly), ``torch.save``/``torch.load`` (PyTorch's zip
   checkpoints, written so that PyTorch loads them, and read without running their pickle), ``torch.amp`` (lucid's
   autocast and GradScaler; on ``"cuda"`` without CUDA they warn and disable themselves, as PyTorch's do);
@@ -26,7 +26,7 @@ from lucid import *  # noqa: F401,F403  (every public lucid name, the same objec
 from lucid import Size, Tensor, device, dtype, func, linalg, optim, utils  # noqa: F401
 
 # compat's own versions follow; the star import bound lucid's, which `from . import` would otherwise return as is
-del amp, autograd, nn, serialization, compile, save, load  # noqa: F821
+del amp, autograd, cuda, nn, serialization, compile, save, load  # noqa: F821
 
 from .._alias import AliasFinder as _AliasFinder
 from .._alias import install as _install
@@ -34,7 +34,7 @@ from .._alias import install as _install
 # lucid.compat.torch.<x> is lucid.<x> unless compat has its own module <x> (see the docstring)
 _install(_AliasFinder(__name__, "lucid"))
 
-from . import amp, autograd, cuda, backends, accelerator, distributed, nn, jit, onnx, testing  # noqa: E402,F401
+from . import amp, autograd, cuda, distributed, nn, jit, onnx, testing  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from ._compiled import compile  # noqa: E402,A001
 from .amp import autocast  # noqa: E402  (torch.autocast is torch.amp.autocast: "cuda" without CUDA disables itself)

@@ -12,7 +12,7 @@ import warnings
 
 from lucid import amp as _amp
 
-from ._cuda import cuda_available
+from lucid.cuda import is_available as _cuda_is_available
 from lucid.amp import custom_bwd, custom_fwd, get_autocast_dtype, is_autocast_enabled  # noqa: F401
 
 __all__ = ["autocast", "GradScaler", "custom_bwd", "custom_fwd", "get_autocast_dtype", "is_autocast_enabled",
@@ -20,7 +20,7 @@ __all__ = ["autocast", "GradScaler", "custom_bwd", "custom_fwd", "get_autocast_d
 
 
 def _cuda_missing() -> bool:
-    return not cuda_available()
+    return not _cuda_is_available()
 
 
 def is_autocast_available(device_type: str) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from lucid.distributed import *  # noqa: F401,F403
 from lucid.distributed import __all__ as _lucid_all
 
-from ._unsupported import unsupported as _unsupported
+from lucid._unsupported import unsupported as _unsupported
 
 _WHY = "MLX's distributed engine has collectives over all processes only (all_sum, all_gather, ...)"
 

@@ -1,7 +1,7 @@
 """torch.jit: TorchScript has no MLX counterpart. ``script``/``trace``/``load`` raise when called; the decorators
 that only annotate (``ignore``, ``unused``, ``export``) return what they decorate. For speed, ``lucid.compile``
 compiles a training step."""
-from ._unsupported import unsupported as _unsupported
+from lucid._unsupported import unsupported as _unsupported
 
 _WHY = "TorchScript has no MLX counterpart (run the module eagerly; lucid.compile compiles a whole training step)"
 script = _unsupported("torch.jit.script", _WHY)

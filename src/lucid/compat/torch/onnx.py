@@ -1,5 +1,5 @@
 """torch.onnx: MLX graphs have no ONNX exporter; ``export`` raises when called."""
-from ._unsupported import unsupported as _unsupported
+from lucid._unsupported import unsupported as _unsupported
 
 export = _unsupported("torch.onnx.export", "MLX has no ONNX exporter (save the weights with torch.save and "
                       "export from PyTorch)")

@@ -446,7 +446,15 @@ class Module:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> "Module":
+        """``self``: MLX's memory needs no copy (``Tensor.cpu()`` of every parameter and buffer is itself)."""
         return self
+
+    def cuda(self, device=None) -> "Module":
+        """``Tensor.cuda(device)`` of every parameter and buffer, as PyTorch: ``self`` where MLX runs on CUDA,
+        PyTorch's AssertionError elsewhere (a module without tensors has nothing to move and returns ``self``).
+
+        :param device: the CUDA device (``"cuda"``, ``"cuda:0"``, ``0``); None: the current one."""
+        return self._apply(lambda t: t.cuda(device))
 
     # ------------------------------------------------------------------------------------------------ state_dict
     def get_extra_state(self) -> Any:

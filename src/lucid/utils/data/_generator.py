@@ -90,9 +90,7 @@ class DefaultGenerator(Generator):
         return self
 
     def seed(self) -> int:
-        s = int.from_bytes(os.urandom(8), "little")
-        _random.manual_seed(s)
-        return s
+        return _random.seed()
 
     def initial_seed(self) -> int:
         return _random.initial_seed()

@@ -1,0 +1,7 @@
+"""lucid.backends.mkldnn: lucid has no oneDNN; the flag is accepted and does nothing."""
+enabled = True
+
+
+def is_available() -> bool:
+    """False: MLX's CPU kernels are its own (with a BLAS), not oneDNN's."""
+    return False
