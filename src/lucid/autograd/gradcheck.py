@@ -252,3 +252,25 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad)
+
+
+def _iter_tensors(x, only_requiring_grad: bool = False):
+    """The tensors in a (nested) tuple/list, in order (PyTorch's helper of the same name, which its nn tests use)."""
+    if isinstance(x, Tensor):
+        if x.requires_grad or not only_requiring_grad:
+            yield x
+    elif isinstance(x, (list, tuple)):
+        for e in x:
+            yield from _iter_tensors(e, only_requiring_grad)
+
+
+def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps: float = 1e-3, is_forward_ad: bool = False):
+    """PyTorch's finite-difference Jacobians: for each tensor of ``target`` (default ``inputs``) that requires grad,
+    a tuple with one (numel of it) x (numel of the output) Jacobian per output of ``fn(*inputs)``. A target that
+    is not among the inputs (a module's parameter) is perturbed in place, where ``fn`` reads it."""
+    inputs = _as_tuple(inputs)
+    result = []
+    for t in _iter_tensors(inputs if target is None else target, True):
+        jac = _numerical(lambda _: fn(*inputs), (t,), [0], eps)
+        result.append(tuple(_wrap(mx.array(j[0].T, dtype=t.dtype)) for j in jac))
+    return result
