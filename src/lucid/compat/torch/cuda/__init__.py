@@ -58,6 +58,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
     return is_available()
 
 
+def is_tf32_supported() -> bool:
+    """False: MLX has no TF32 mode (its float32 matmuls are float32)."""
+    return False
+
+
 def manual_seed(seed: int) -> None:
     """Seed lucid's generator (the one every lucid random op draws from)."""
     _manual_seed(seed)
