@@ -15,6 +15,7 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
+from .._legacy import type_name
 from .._checks import checked_index, mark_known
 from .._tensor import Tensor, _wrap
 from ._core import data
@@ -75,18 +76,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
                              f"then it must have the same shape as the input ({list(input.shape)})")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                               f"#1 'per_sample_weights'; but type {type_name(weight.dtype)} does not equal "
+                               f"{type_name(per_sample_weights.dtype)} (while checking arguments for embedding_bag)")
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
+    if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{weight.shape[0]} through "
+                           f"{weight.shape[0] - 1}, but got {padding_idx}")
     positions, valid = _layout(input, offsets, include_last_offset)
     bags, longest = positions.shape
     dim = weight.shape[1]
-    if longest == 0:
-        return _wrap(mx.zeros((bags, dim), weight.dtype))
-    flat = input if input.ndim == 1 else input.reshape(-1)  # (a 1-d input keeps host values checked at once)
+    if longest == 0:  # every bag empty: zeros that stay on the graph (sums over no rows), so backward gives zero
+        out = weight[:0].sum(0).expand(bags, dim)  # gradients to weight and per_sample_weights, as PyTorch's
+        return out if per_sample_weights is None else out + per_sample_weights.sum()
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
-    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe)
-    flat = _wrap(checked_index(data(flat), weight.shape[0], _index_error, "embedding_bag"))
+    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe); before
+    # flattening, so that indices with values on the host (a tensor built from a list) are checked at once
+    flat = _wrap(checked_index(data(input), weight.shape[0], _index_error, "embedding_bag").reshape(-1))
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (tokens, dim)
     pos = _wrap(mark_known(mx.array(positions.reshape(-1), dtype=mx.int64)))  # host values: checked at once
     table = index_select(rows, 0, pos).reshape(bags, longest, dim)

@@ -163,3 +163,8 @@ contiguous_format = memory_format("contiguous_format")
 preserve_format = memory_format("preserve_format")
 channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
+
+
+def _nnpack_available() -> bool:
+    """False: lucid's convolutions are MLX's, never NNPACK's."""
+    return False

@@ -86,6 +86,11 @@ def _as_tensor(value) -> Tensor | None:
 
 
 # ---------------------------------------------------------------------------------------------------- Module
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+               "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
 class Module:
     """Base class for all neural-network modules (PyTorch's ``torch.nn.Module``).
 
@@ -111,10 +116,7 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", {})
         setattr_("_is_full_backward_hook", None)  # None until a backward hook picks full or legacy
-        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
-                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+        for name in _HOOK_DICTS:
             setattr_(name, OrderedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -626,6 +628,16 @@ class Module:
         before the module checks its entries; it may edit ``state_dict`` (a copy) in place."""
         return add_hook(self._load_state_dict_pre_hooks, hook)
 
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False) -> RemovableHandle:
+        """PyTorch's older form: ``hook`` without the module argument unless ``with_module``."""
+        return self.register_load_state_dict_pre_hook(hook if with_module else lambda module, *args: hook(*args))
+
+    def __setstate__(self, state) -> None:
+        """Unpickling: a module saved without some hook dict (older PyTorch, or deleted) gets it back empty."""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
+
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` after the values are loaded; it may add to (or clear) the key lists
         in place, which decides whether a strict load raises."""
@@ -774,6 +786,8 @@ class Module:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
 
+
+_gh.expose_hook_dicts(__name__)  # PyTorch's spelling: nn.modules.module._global_forward_hooks, read or reset
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
            "register_module_backward_hook", "register_module_full_backward_hook",
