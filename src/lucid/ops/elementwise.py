@@ -19,7 +19,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
-from .. import _checks, _legacy, _threads
+from .. import _checks, _threads
 from .._dtype import can_require_grad, from_numpy_dtype, promote
 from .._tensor import Tensor, _wrap
 from . import _f64
@@ -447,15 +447,6 @@ def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=Fa
 
 Tensor.to = _to_method
 
-
-def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
-    if dtype is None:
-        return _legacy.type_name(self.dtype)
-    dtype = _legacy.dtype_of(dtype) if isinstance(dtype, str) else getattr(dtype, "dtype", dtype)  # FloatTensor too
-    return self if dtype == self.dtype else cast(self, dtype)
-
-
-Tensor.type = _type
 Tensor.float = lambda self: cast(self, mx.float32)
 Tensor.double = lambda self: cast(self, mx.float64)
 Tensor.half = lambda self: cast(self, mx.float16)
@@ -469,7 +460,6 @@ Tensor.bool = lambda self: cast(self, mx.bool_)
 Tensor.cpu = lambda self: self
 Tensor.type_as = lambda self, other: cast(self, other.dtype)
 method_docs({"where": "``self`` where ``condition`` holds, else ``other`` (``lucid.where(condition, self, other)``).",
-             "type": "PyTorch's type name (``'torch.FloatTensor'``) with no argument; with a dtype, ``self`` cast to it.",
              "float": "``self`` as float32.", "double": "``self`` as float64 (CPU device only).",
              "half": "``self`` as float16.", "bfloat16": "``self`` as bfloat16.", "long": "``self`` as int64.",
              "int": "``self`` as int32.", "short": "``self`` as int16.", "char": "``self`` as int8.",

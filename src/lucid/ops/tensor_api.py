@@ -18,7 +18,7 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .. import _checks, _creation, _dtype
+from .. import _checks, _creation, _dtype, _legacy
 from .._tensor import Size, Tensor, _wrap
 
 
@@ -238,6 +238,17 @@ def _stride(self, dim: int | None = None):
     return strides[dim] if shape else 1
 
 
+def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """PyTorch's type name (``'torch.FloatTensor'``) with no argument; with a dtype, a type name or a legacy class
+    (``lucid.FloatTensor``), ``self`` cast to it (``self`` itself when it already has that dtype)."""
+    from .elementwise import cast
+    if dtype is None:
+        return _legacy.type_name(self.dtype)
+    dtype = _legacy.dtype_of(dtype) if isinstance(dtype, str) else getattr(dtype, "dtype", dtype)
+    return self if dtype == self.dtype else cast(self, dtype)
+
+
+Tensor.type = _type
 Tensor.new_zeros = _new_zeros
 Tensor.new_ones = _new_ones
 Tensor.new_empty = _new_empty

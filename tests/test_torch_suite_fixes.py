@@ -1,0 +1,188 @@
+"""What running PyTorch's own nn/optim test files against lucid (tools/torch_suite.py) found, each checked here
+against PyTorch itself: embedding_bag's errors and gradients, Tensor.type names, the legacy and global module
+hooks PyTorch's tests reset, state-dict hook spellings, and the compat helpers those files reach through torch.*."""
+import copy
+import pickle
+import warnings
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import lucid
+import lucid.compat.torch as ltorch
+import lucid.nn as nn
+import lucid.nn.functional as F
+from lucid.autograd.gradcheck import _get_numerical_jacobian, _iter_tensors
+
+torch = pytest.importorskip("torch")
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  (the type and message are what is compared)
+        return type(e).__name__, str(e)
+    return None
+
+
+# ------------------------------------------------------------------------------------------------ embedding_bag
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("idx", [[[-1, 1]], [[11, 8]]])
+def test_embedding_bag_rejects_out_of_range_2d_indices_at_once_as_pytorch(mode, idx):
+    w = np.random.default_rng(0).standard_normal((10, 2)).astype(np.float32)
+    expected = _error(lambda: torch.nn.functional.embedding_bag(torch.tensor(idx), torch.tensor(w), mode=mode,
+                                                                padding_idx=0))
+    got = _error(lambda: F.embedding_bag(lucid.tensor(idx), lucid.tensor(w), mode=mode, padding_idx=0))
+    assert got[0] == expected[0] == "RuntimeError"
+    assert "Expected idx >= 0 && idx < num_embeddings" in got[1]
+
+
+@pytest.mark.parametrize("padding_idx", [-7, -6, 5, 6])
+def test_embedding_bag_padding_idx_out_of_range_is_pytorch_error(padding_idx):
+    a = [[1, 3, 2], [0, 2, 1]]
+    w = np.ones((5, 3), np.float32)
+    expected = _error(lambda: torch.nn.functional.embedding_bag(torch.tensor(a), torch.tensor(w),
+                                                                padding_idx=padding_idx))
+    assert _error(lambda: F.embedding_bag(lucid.tensor(a), lucid.tensor(w), padding_idx=padding_idx)) == expected
+
+
+def test_embedding_bag_per_sample_weights_dtype_mismatch_is_pytorch_error():
+    args = ([3, 1, 1, 1, 4, 0], [0, 0, 3, 3, 6])
+    expected = _error(lambda: torch.nn.functional.embedding_bag(
+        torch.tensor(args[0]), torch.ones(5, 2), torch.tensor(args[1]), mode="sum",
+        per_sample_weights=torch.ones(6, dtype=torch.float64)))
+    got = _error(lambda: F.embedding_bag(
+        lucid.tensor(args[0]), lucid.ones(5, 2), lucid.tensor(args[1]), mode="sum",
+        per_sample_weights=lucid.ones(6, dtype=lucid.float64)))
+    assert got == expected
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+def test_embedding_bag_of_empty_bags_is_differentiable_with_zero_gradients(mode):
+    """All bags empty: zeros that still reach weight (and per_sample_weights) with zero gradients, as PyTorch."""
+    w = lucid.randn(10, 3, dtype=lucid.float64, requires_grad=True)
+    psw = lucid.zeros(0, dtype=lucid.float64, requires_grad=True) if mode == "sum" else None
+    out = F.embedding_bag(lucid.tensor([], dtype=lucid.int64), w, lucid.tensor([0, 0, 0, 0]), mode=mode,
+                          per_sample_weights=psw)
+    tw = torch.randn(10, 3, dtype=torch.float64, requires_grad=True)
+    tpsw = torch.zeros(0, dtype=torch.float64, requires_grad=True) if mode == "sum" else None
+    tout = torch.nn.functional.embedding_bag(torch.tensor([], dtype=torch.int64), tw, torch.tensor([0, 0, 0, 0]),
+                                             mode=mode, per_sample_weights=tpsw)
+    assert tuple(out.shape) == tuple(tout.shape) and out.requires_grad == tout.requires_grad
+    np.testing.assert_array_equal(out.detach().numpy(), tout.detach().numpy())
+    out.backward(lucid.ones(*out.shape, dtype=lucid.float64))
+    np.testing.assert_array_equal(w.grad.numpy(), np.zeros((10, 3)))
+    if psw is not None:
+        assert psw.grad is not None and tuple(psw.grad.shape) == (0,)
+
+
+# ------------------------------------------------------------------------------------------------ Tensor.type
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32", "bool", "uint8", "float16"])
+def test_tensor_type_name_is_pytorchs(dtype):
+    assert lucid.zeros(2, dtype=getattr(lucid, dtype)).type() == torch.zeros(2, dtype=getattr(torch, dtype)).type()
+
+
+def test_tensor_type_casts_by_name_or_legacy_class_and_rejects_unknown_names():
+    x = lucid.ones(2, dtype=lucid.float64)
+    assert x.type("torch.FloatTensor").dtype == lucid.float32
+    assert x.type(lucid.LongTensor).dtype == lucid.int64
+    assert x.type(lucid.float64) is x  # already that type: self, as PyTorch
+    expected = _error(lambda: torch.ones(2).type("torch.NoSuchTensor"))
+    assert _error(lambda: x.type("torch.NoSuchTensor")) == expected
+
+
+# ------------------------------------------------------------------------------------------------ module hooks
+def test_global_hook_dicts_reset_by_assignment_as_pytorchs_tests_do():
+    """PyTorch's hook tests reset nn.modules.module._global_forward_hooks = OrderedDict() in tearDown; the
+    reset must really unregister (and turn the global-hook path off)."""
+    mm = nn.modules.module
+    calls = []
+    nn.modules.module.register_module_forward_hook(lambda m, i, o: calls.append(1))
+    assert len(mm._global_forward_hooks) == 1
+    try:
+        nn.Identity()(lucid.ones(1))
+        assert calls == [1]
+    finally:
+        mm._global_forward_hooks = OrderedDict()
+    assert len(mm._global_forward_hooks) == 0
+    nn.Identity()(lucid.ones(1))
+    assert calls == [1]
+
+
+def test_removable_handle_hooks_dict_ref_is_the_registration_dict():
+    m = nn.Linear(2, 2)
+    h = m.register_forward_hook(lambda *a: None)
+    assert h.id in h.hooks_dict_ref()
+    h.remove()
+    assert len(h.hooks_dict_ref()) == 0
+
+
+@pytest.mark.parametrize("with_module", [False, True])
+def test_private_load_state_dict_pre_hook_passes_the_module_only_when_asked(with_module):
+    seen = []
+    m = nn.Linear(2, 2)
+
+    def hook(*args):
+        seen.append(args)
+    m._register_load_state_dict_pre_hook(hook, with_module)
+    m.load_state_dict(m.state_dict())
+    assert len(seen) == 1 and len(seen[0]) == (8 if with_module else 7)
+    assert (seen[0][0] is m) == with_module
+
+
+def test_unpickled_module_without_hook_dicts_gets_them_back():
+    m = nn.Softmax(1)
+    del m._load_state_dict_post_hooks
+    m2 = pickle.loads(pickle.dumps(m))
+    assert m2._load_state_dict_post_hooks == OrderedDict()
+    m2.load_state_dict(m.state_dict())
+    assert copy.deepcopy(m2)._state_dict_pre_hooks == OrderedDict()
+
+
+# ------------------------------------------------------------------------------------------------ compat helpers
+def test_numerical_jacobian_helper_matches_pytorchs():
+    x = np.random.default_rng(1).standard_normal((3,))
+    lx = lucid.tensor(x, requires_grad=True)
+    tx = torch.tensor(x, requires_grad=True)
+    lj = _get_numerical_jacobian(lambda a: (a * a).sum(0, keepdim=True) * a, (lx,), eps=1e-6)
+    from torch.autograd.gradcheck import _get_numerical_jacobian as torch_jacobian
+    tj = torch_jacobian(lambda a: (a * a).sum(0, keepdim=True) * a, (tx,), eps=1e-6)
+    assert len(lj) == len(tj) == 1 and len(lj[0]) == len(tj[0]) == 1
+    np.testing.assert_allclose(lj[0][0].numpy(), tj[0][0].numpy(), rtol=1e-6, atol=1e-8)
+    assert [t is lx for t in _iter_tensors([lx, (lucid.ones(1), lx)], True)] == [True, True]
+
+
+def test_numerical_jacobian_with_target_perturbs_a_parameter_in_place():
+    lin = nn.Linear(2, 1).double()
+    x = lucid.randn(4, 2, dtype=lucid.float64)
+    jac = _get_numerical_jacobian(lambda inp: lin(inp), (x,), target=lin.weight, eps=1e-6)[0][0]
+    np.testing.assert_allclose(jac.numpy(), x.numpy().T, rtol=1e-6)  # d out[j] / d w[0, k] = x[j, k]
+
+
+def test_reduction_enum_helpers_match_pytorch():
+    from lucid.compat.torch.nn import _reduction
+    for r in ("none", "mean", "sum"):
+        assert _reduction.get_enum(r) == torch.nn._reduction.get_enum(r)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for sa, red in [(None, None), (False, None), (True, False), (False, True)]:
+            assert _reduction.legacy_get_string(sa, red) == torch.nn._reduction.legacy_get_string(sa, red)
+    assert _error(lambda: _reduction.get_enum("avg")) == _error(lambda: torch.nn._reduction.get_enum("avg"))
+
+
+def test_backend_flags_context_restores_values():
+    before = ltorch.backends.cudnn.deterministic
+    with ltorch.backends.cudnn.flags(enabled=False, deterministic=not before):
+        assert ltorch.backends.cudnn.enabled is False and ltorch.backends.cudnn.deterministic is (not before)
+    assert ltorch.backends.cudnn.enabled is True and ltorch.backends.cudnn.deterministic is before
+    assert ltorch.backends.quantized.supported_engines == ["none"]
+    assert ltorch.cuda.is_tf32_supported() is False and ltorch._nnpack_available() is False
+
+
+def test_memory_format_is_accepted_and_named_as_pytorch():
+    assert repr(ltorch.contiguous_format) == repr(torch.contiguous_format)
+    assert repr(ltorch.channels_last) == repr(torch.channels_last)
+    x = lucid.ones(2, 3)
+    assert lucid.empty(2, 3, memory_format=ltorch.contiguous_format).shape == (2, 3)
+    assert lucid.zeros_like(x, memory_format=ltorch.preserve_format).shape == (2, 3)
