@@ -186,3 +186,9 @@ def test_memory_format_is_accepted_and_named_as_pytorch():
     x = lucid.ones(2, 3)
     assert lucid.empty(2, 3, memory_format=ltorch.contiguous_format).shape == (2, 3)
     assert lucid.zeros_like(x, memory_format=ltorch.preserve_format).shape == (2, 3)
+
+
+def test_module_dict_updates_from_another_module_dict_by_its_items():
+    md = nn.ModuleDict({"a": nn.ReLU()})
+    md.update(nn.ModuleDict([("fc5", nn.Linear(5, 5)), ("act4", nn.Sigmoid())]))
+    assert list(md.keys()) == ["a", "fc5", "act4"] and isinstance(md["fc5"], nn.Linear)

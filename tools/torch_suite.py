@@ -313,7 +313,18 @@ class _Lucid:
                 tree = _GuardTables().visit(ast.parse(f.read()))
             mod.__dict__["_suite_entry"] = _suite_entry
             self.execute(compile(ast.fix_missing_locations(tree), real.__file__, "exec"), mod)
+            if short == "common_nn":
+                mod.NewModuleTest.noncontiguize = self.noncontiguize
         return self.internals[key]
+
+    def noncontiguize(self, test, obj):
+        """common_nn's strided view of an input (stack, then select), without its assertion that the view is
+        non-contiguous: lucid tensors have no user-visible strides (``is_contiguous()`` is always True), so the
+        module still runs on the view and is compared as in PyTorch."""
+        if isinstance(obj, (list, tuple)):
+            return type(obj)(self.noncontiguize(test, o) for o in obj)
+        dim = next((d + 1 for d in range(obj.dim()) if obj.size(d) > 1), obj.dim())
+        return self.lt.stack([self.lt.empty_like(obj), obj], dim).select(dim, 1).detach()
 
     def importer(self):
         real_import = builtins.__import__
@@ -374,6 +385,9 @@ class _Lucid:
         shim.dtype = (self.torch.dtype, mx.Dtype, _Missing)
         cdt.torch = cu.torch = shim
         cu.dtype_name = cdt.dtype_name
+        # assertEqual compares containers of modules/parameters item by item: lucid's containers count as such too
+        for name in ("Sequential", "ModuleList", "ParameterList", "ModuleDict", "ParameterDict"):
+            setattr(cu, name, (getattr(self.torch.nn, name), getattr(self.lt.nn, name)))
         # internal module `torch.testing._internal.X` reached by attribute from lucid's torch
         internal = types.ModuleType("torch.testing._internal")
         internal.__getattr__ = self.internal
