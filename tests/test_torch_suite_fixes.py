@@ -192,3 +192,20 @@ def test_module_dict_updates_from_another_module_dict_by_its_items():
     md = nn.ModuleDict({"a": nn.ReLU()})
     md.update(nn.ModuleDict([("fc5", nn.Linear(5, 5)), ("act4", nn.Sigmoid())]))
     assert list(md.keys()) == ["a", "fc5", "act4"] and isinstance(md["fc5"], nn.Linear)
+
+
+@pytest.mark.parametrize("mode", ["sum", "mean", "max"])
+@pytest.mark.parametrize("offsets", [[0, 3, 3], [0, 2, 3], [0, 3, 4], [0, 1, 2, 4]])
+def test_embedding_bag_include_last_offset_runs_the_last_bag_to_the_end_as_pytorch(mode, offsets):
+    w = np.random.default_rng(2).random((10, 3))
+    got = F.embedding_bag(lucid.tensor([0, 1, 2, 3]), lucid.tensor(w), lucid.tensor(offsets), mode=mode,
+                          include_last_offset=True)
+    expected = torch.nn.functional.embedding_bag(torch.tensor([0, 1, 2, 3]), torch.tensor(w), torch.tensor(offsets),
+                                                 mode=mode, include_last_offset=True)
+    np.testing.assert_allclose(got.numpy(), expected.numpy(), rtol=1e-12)
+
+
+def test_to_accepts_memory_format():
+    x = lucid.ones(1, 2, 3, 3)
+    assert x.to(memory_format=ltorch.channels_last).shape == (1, 2, 3, 3)
+    assert x.to(lucid.float64, memory_format=ltorch.contiguous_format).dtype == lucid.float64

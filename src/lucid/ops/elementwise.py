@@ -435,7 +435,7 @@ methods(add, sub, mul, div, neg, pow, abs, exp, exp2, log, log2, log10, log1p, e
 Tensor.where = lambda self, condition, other: _where(condition, self, other)
 
 
-def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
     """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
     from .._dtype import check_device, parse_to_args
     dtype, device = parse_to_args(args, dtype, device)

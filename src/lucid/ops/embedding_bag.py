@@ -47,7 +47,10 @@ def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarr
     if (np.diff(off) < 0).any() or (off.size and off[-1] > total):
         raise RuntimeError(f"offsets must be non-decreasing and at most the number of indices ({total}), got "
                            f"{off.tolist()}")
-    starts, ends = (off[:-1], off[1:]) if include_last_offset else (off, np.append(off[1:], total))
+    # with include_last_offset the last bag still runs to the end of the input, as PyTorch's CPU kernel does (its
+    # offset2bag puts every index past the last start in the last bag)
+    starts, ends = (off[:-1], np.append(off[1:-1], total)) if include_last_offset and off.size else \
+        (off, np.append(off[1:], total))
     lengths = ends - starts
     longest = int(lengths.max()) if lengths.size else 0
     j = np.arange(longest)
