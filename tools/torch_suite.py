@@ -223,8 +223,11 @@ class _Lucid:
         if isinstance(obj, (list, tuple)):  # a namedtuple (PackedSequence) as its fields
             return type(obj)(self.real_value(o) for o in obj) if type(obj) in (list, tuple) else \
                 tuple(self.real_value(o) for o in obj)
-        if isinstance(obj, dict) and type(obj) is dict:
+        if isinstance(obj, dict) and type(obj) is dict or isinstance(obj, (self.lt.nn.ParameterDict,
+                                                                             self.lt.nn.ModuleDict)):
             return {k: self.real_value(v) for k, v in obj.items()}
+        if isinstance(obj, (self.lt.nn.ParameterList, self.lt.nn.ModuleList, self.lt.nn.Sequential)):
+            return [self.real_value(o) for o in obj]
         try:
             if obj in self.to_real:
                 return self.to_real[obj]
@@ -314,7 +317,7 @@ class _Lucid:
             mod.__dict__["_suite_entry"] = _suite_entry
             self.execute(compile(ast.fix_missing_locations(tree), real.__file__, "exec"), mod)
             if short == "common_nn":
-                mod.NewModuleTest.noncontiguize = self.noncontiguize
+                mod.NewModuleTest.noncontiguize = lambda test, obj: self.noncontiguize(test, obj)
         return self.internals[key]
 
     def noncontiguize(self, test, obj):
