@@ -209,3 +209,15 @@ def test_to_accepts_memory_format():
     x = lucid.ones(1, 2, 3, 3)
     assert x.to(memory_format=ltorch.channels_last).shape == (1, 2, 3, 3)
     assert x.to(lucid.float64, memory_format=ltorch.contiguous_format).dtype == lucid.float64
+
+
+@pytest.mark.parametrize("shapes", [((2, 6), (2, 0, 0, 6, 6), (2, 0, 0, 6, 6)), ((2, 2), (2,), (2, 0, 0, 6, 6)),
+                                    ((2, 2, 2), (2,), (2,))])
+def test_embedding_bag_dimension_errors_are_pytorchs(shapes):
+    w, i, o = shapes
+    lw, li, lo = lucid.zeros(*w, dtype=lucid.float64), lucid.ones(*i, dtype=lucid.int64), lucid.zeros(*o,
+                                                                                                     dtype=lucid.int64)
+    tw, ti, to = torch.zeros(*w, dtype=torch.float64), torch.ones(*i, dtype=torch.int64), torch.zeros(*o,
+                                                                                                     dtype=torch.int64)
+    assert _error(lambda: F.embedding_bag(li, lw, lo)) == _error(lambda: torch.nn.functional.embedding_bag(ti, tw, to))
+    assert _error(lambda: lucid.embedding_bag(lw, li, lo)) == _error(lambda: torch.embedding_bag(tw, ti, to))

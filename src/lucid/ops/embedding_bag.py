@@ -84,7 +84,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
                                f"#1 'per_sample_weights'; but type {type_name(weight.dtype)} does not equal "
                                f"{type_name(per_sample_weights.dtype)} (while checking arguments for embedding_bag)")
     if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
     if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
         raise RuntimeError(f"padding_idx must be within the number of embeddings, -{weight.shape[0]} through "
                            f"{weight.shape[0] - 1}, but got {padding_idx}")
@@ -131,6 +131,11 @@ def embedding_bag_with_aux(weight, indices, offsets, scale_grad_by_freq: bool = 
     of ``bag_size``)."""
     if not 0 <= mode < len(_MODES):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    for name, t, ok, wanted in (("input", indices, indices.ndim in (1, 2), "a 1D or 2D"),
+                                ("offsets", offsets, offsets.ndim == 1, "a 1D"), ("weight", weight, weight.ndim == 2,
+                                                                                 "a 2D")):
+        if not ok:  # the native op's errors (RuntimeError; nn.functional.embedding_bag raises ValueError)
+            raise RuntimeError(f"{name} has to be {wanted} Tensor, but got Tensor of dimension {t.ndim}")
     output = embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _MODES[mode], sparse,
                            per_sample_weights, include_last_offset, padding_idx)
     positions, valid = _layout(indices, offsets, include_last_offset)
