@@ -221,3 +221,25 @@ def test_embedding_bag_dimension_errors_are_pytorchs(shapes):
                                                                                                      dtype=torch.int64)
     assert _error(lambda: F.embedding_bag(li, lw, lo)) == _error(lambda: torch.nn.functional.embedding_bag(ti, tw, to))
     assert _error(lambda: lucid.embedding_bag(lw, li, lo)) == _error(lambda: torch.embedding_bag(tw, ti, to))
+
+
+def _step_warnings(lib, override_before):
+    import types
+    opt = lib.optim.SGD([lib.nn.Parameter(lib.zeros(1))], lr=0.1)
+    if override_before:
+        old = opt.step
+        opt.step = types.MethodType(lambda self, *a, **k: old(*a, **k), opt)
+    sched = lib.optim.lr_scheduler.StepLR(opt, step_size=3)
+    if not override_before:
+        old = opt.step
+        opt.step = types.MethodType(lambda self, *a, **k: old(*a, **k), opt)
+    with warnings.catch_warnings(record=True) as ws:
+        warnings.simplefilter("always")
+        opt.step()
+        sched.step()
+    return [str(w.message)[:60] for w in ws]
+
+
+@pytest.mark.parametrize("override_before", [False, True])
+def test_scheduler_warns_about_an_optimizer_step_replaced_after_it_as_pytorch(override_before):
+    assert _step_warnings(lucid, override_before) == _step_warnings(torch, override_before)
