@@ -327,7 +327,9 @@ class _Lucid:
         if isinstance(obj, (list, tuple)):
             return type(obj)(self.noncontiguize(test, o) for o in obj)
         dim = next((d + 1 for d in range(obj.dim()) if obj.size(d) > 1), obj.dim())
-        return self.lt.stack([self.lt.empty_like(obj), obj], dim).select(dim, 1).detach()
+        view = self.lt.stack([self.lt.empty_like(obj), obj], dim).select(dim, 1).detach()
+        view.requires_grad = obj.requires_grad
+        return view
 
     def importer(self):
         real_import = builtins.__import__
