@@ -243,3 +243,17 @@ def _step_warnings(lib, override_before):
 @pytest.mark.parametrize("override_before", [False, True])
 def test_scheduler_warns_about_an_optimizer_step_replaced_after_it_as_pytorch(override_before):
     assert _step_warnings(lucid, override_before) == _step_warnings(torch, override_before)
+
+
+@pytest.mark.parametrize("call", [
+    lambda rnn, lib: rnn.pad_sequence(5),
+    lambda rnn, lib: rnn.pack_padded_sequence(lib.randn(0, 0), []),
+    lambda rnn, lib: rnn.pack_padded_sequence(lib.randn(5, 0), []),
+    lambda rnn, lib: rnn.pack_padded_sequence(lib.randn(0, 1, 10), lib.randn(11, 14, 14, 2), True),
+    lambda rnn, lib: rnn.pack_padded_sequence(lib.randn(3, 3), [1, 3, 2]),
+])
+def test_packing_errors_are_pytorchs(call):
+    import torch.nn.utils.rnn as torch_rnn
+
+    import lucid.nn.utils.rnn as lucid_rnn
+    assert _error(lambda: call(lucid_rnn, lucid)) == _error(lambda: call(torch_rnn, torch))

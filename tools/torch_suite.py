@@ -55,7 +55,8 @@ FILES = {  # short name -> path inside the mirror's test/
 # Test names naming a feature lucid does not model (layouts, quantization, TorchScript, devices, low precision,
 # compilers) are out of scope; so are device-type variants for a dtype other than float32/float64 among floats.
 OUT_OF_SCOPE = re.compile(
-    r"sparse|quantiz|qat|_jit|jit_|script|_trace|channels_last|memory_format|nhwc|ndhwc|cuda|cudnn|npu|mkldnn|mps|xla|_meta|"
+    r"sparse|quantiz|qat|_jit|jit_|script|_trace|channels_last|memory_format|nhwc|ndhwc|cuda|cudnn|npu|mkldnn|"
+    r"mps|xla|_meta|"
     r"half|bfloat16|bf16|float16|fp16|complex|nested|dynamo|compile|privateuse1|multi_?gpu|_fx|fx_|"
     r"data_parallel|dataparallel|float8|fused")
 # internals whose test tables build modules/optimizers: executed again with torch rebound (see the docstring)
