@@ -257,3 +257,17 @@ def test_packing_errors_are_pytorchs(call):
 
     import lucid.nn.utils.rnn as lucid_rnn
     assert _error(lambda: call(lucid_rnn, lucid)) == _error(lambda: call(torch_rnn, torch))
+
+
+def _always_call_log(lib):
+    log = []
+    m = lib.nn.Identity()
+    m.register_forward_pre_hook(lambda mod, i: (_ for _ in ()).throw(RuntimeError("pre failed")))
+    m.register_forward_hook(lambda mod, i, o: log.append(o), always_call=True)
+    with pytest.raises(RuntimeError, match="pre failed"):
+        m(lib.ones(1))
+    return log
+
+
+def test_always_call_forward_hook_runs_when_a_forward_pre_hook_raises():
+    assert _always_call_log(lucid) == _always_call_log(torch) == [None]

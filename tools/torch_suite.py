@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import ast
 import builtins
+import collections
 import json
 import os
 import re
@@ -224,9 +225,9 @@ class _Lucid:
         if isinstance(obj, (list, tuple)):  # a namedtuple (PackedSequence) as its fields
             return type(obj)(self.real_value(o) for o in obj) if type(obj) in (list, tuple) else \
                 tuple(self.real_value(o) for o in obj)
-        if isinstance(obj, dict) and type(obj) is dict or isinstance(obj, (self.lt.nn.ParameterDict,
-                                                                             self.lt.nn.ModuleDict)):
-            return {k: self.real_value(v) for k, v in obj.items()}
+        if type(obj) in (dict, collections.OrderedDict) or isinstance(obj, (self.lt.nn.ParameterDict,
+                                                                               self.lt.nn.ModuleDict)):
+            return {k: self.real_value(v) for k, v in obj.items()}  # (a state_dict is an OrderedDict)
         if isinstance(obj, (self.lt.nn.ParameterList, self.lt.nn.ModuleList, self.lt.nn.Sequential)):
             return [self.real_value(o) for o in obj]
         try:

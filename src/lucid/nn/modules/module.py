@@ -717,26 +717,26 @@ class Module:
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         full, legacy, pre = self._backward_hook_lists()
-        for key, hook in [*_gh._global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
-            if key in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {result}.")
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        state = None
-        if (full or pre) and gm.state.grad:
-            state = _BackwardHookState(self, full, pre)
-            args = _wrap_tensors(args, state, "input")
         forward_hooks = [*_gh._global_forward_hooks.items(), *self._forward_hooks.items()]
         with_kwargs = (self._forward_hooks_with_kwargs, _gh._global_forward_hooks_with_kwargs)
         called = set()
-        try:
+        try:  # a forward pre-hook that raises also gets the always_call forward hooks run, as in PyTorch
+            for key, hook in [*_gh._global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                if key in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {result}.")
+                        args, kwargs = result
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            state = None
+            if (full or pre) and gm.state.grad:
+                state = _BackwardHookState(self, full, pre)
+                args = _wrap_tensors(args, state, "input")
             output = self.forward(*args, **kwargs)
             for key, hook in forward_hooks:
                 called.add(key)
