@@ -271,3 +271,15 @@ def _always_call_log(lib):
 
 def test_always_call_forward_hook_runs_when_a_forward_pre_hook_raises():
     assert _always_call_log(lucid) == _always_call_log(torch) == [None]
+
+
+@pytest.mark.parametrize("size, align", [((1, 1, 2, 1), True), ((1, 1, 2, 1), False), ((1, 1, 3, 2, 1), True),
+                                         ((1, 1, 2, 2), True)])
+def test_affine_grid_unit_size_warning_as_pytorch(size, align):
+    def messages(lib):
+        theta = lib.zeros(1, len(size) - 2, len(size) - 1)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            lib.nn.functional.affine_grid(theta, size, align_corners=align)
+        return [str(w.message) for w in ws]
+    assert messages(lucid) == messages(torch)
