@@ -283,3 +283,14 @@ def test_affine_grid_unit_size_warning_as_pytorch(size, align):
             lib.nn.functional.affine_grid(theta, size, align_corners=align)
         return [str(w.message) for w in ws]
     assert messages(lucid) == messages(torch)
+
+
+@pytest.mark.parametrize("name", ["uniform", "normal", "xavier_uniform", "kaiming_normal", "orthogonal"])
+def test_init_spellings_without_underscore_warn_and_initialize_as_pytorch(name):
+    def run(lib):
+        x = lib.zeros(3, 3)
+        with warnings.catch_warnings(record=True) as ws:
+            warnings.simplefilter("always")
+            out = getattr(lib.nn.init, name)(x)
+        return [(w.category, str(w.message)) for w in ws], out is x, bool((x != 0).any())
+    assert run(lucid) == run(torch)
