@@ -294,3 +294,23 @@ def test_init_spellings_without_underscore_warn_and_initialize_as_pytorch(name):
             out = getattr(lib.nn.init, name)(x)
         return [(w.category, str(w.message)) for w in ws], out is x, bool((x != 0).any())
     assert run(lucid) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_cosine_similarity_of_a_vector_with_itself_is_at_most_one(dtype):
+    v = lucid.tensor([float(i) for i in range(84)], dtype=getattr(lucid, dtype)).unsqueeze(0)
+    assert float(F.cosine_similarity(v, v).item()) <= 1.0
+    x = lucid.randn(4, 5, dtype=lucid.float64, requires_grad=True)
+    y = lucid.randn(4, 5, dtype=lucid.float64)
+    assert lucid.autograd.gradcheck(lambda a: F.cosine_similarity(a, y), (x,))
+
+
+@pytest.mark.parametrize("which", [2, 3])
+def test_ctc_loss_rejects_float_lengths_as_pytorch(which):
+    def run(lib):
+        lengths = [lib.tensor([50, 50, 50]), lib.tensor([30, 25, 20])]
+        lengths[which - 2] = lengths[which - 2].float()
+        log_probs = lib.randn(50, 3, 15).log_softmax(2)
+        targets = lib.randint(1, 15, (75,), dtype=lib.int32)
+        return _error(lambda: lib.nn.functional.ctc_loss(log_probs, targets, *lengths))
+    assert run(lucid) == run(torch)

@@ -620,6 +620,8 @@ def _lengths(lengths, n: int, name: str, at_most: int | None = None) -> mx.array
     """(N,) int64 lengths from a Tensor or a host sequence; host values are checked as PyTorch does (free: they
     are on the host already), a Tensor's are not read."""
     if isinstance(lengths, Tensor):
+        if not mx.issubdtype(lengths.dtype, mx.integer):
+            raise RuntimeError(f"{name} must be integral")
         a = data(lengths).reshape(-1).astype(mx.int64)
     else:
         host = np.asarray(lengths, dtype=np.int64).reshape(-1)
