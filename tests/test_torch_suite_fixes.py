@@ -314,3 +314,15 @@ def test_ctc_loss_rejects_float_lengths_as_pytorch(which):
         targets = lib.randint(1, 15, (75,), dtype=lib.int32)
         return _error(lambda: lib.nn.functional.ctc_loss(log_probs, targets, *lengths))
     assert run(lucid) == run(torch)
+
+
+@pytest.mark.parametrize("size", [(3.0, 3.0), "tensor", (3, 3), "int_tensor", 3])
+def test_interpolate_size_must_be_integral_as_pytorch(size):
+    def run(lib):
+        s = (lib.tensor(3.0), lib.tensor(3.0)) if size == "tensor" else \
+            (lib.tensor(3), 3) if size == "int_tensor" else size
+        try:
+            return tuple(lib.nn.functional.interpolate(lib.ones(1, 1, 4, 4), size=s).shape)
+        except TypeError as e:
+            return str(e).split(", but")[0]
+    assert run(lucid) == run(torch)

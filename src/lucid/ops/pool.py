@@ -531,8 +531,14 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor) -> tuple[li
                                  f"with spatial dimensions of {list(spatial)} and output size of {size}. Please "
                                  "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
                                  "...,oK) format.")
-            return [int(s) for s in size], [None] * n
-        return [int(size)] * n, [None] * n
+        else:
+            size = [size] * n
+        integral = (int, np.integer)  # a Python/NumPy int or an integer tensor, as PyTorch's _is_integer
+        if not all(isinstance(s, integral) or isinstance(s, Tensor) and not mx.issubdtype(s.dtype, mx.inexact)
+                   for s in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(s) for s in size]}")
+        return [int(s) for s in size], [None] * n
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if isinstance(scale_factor, (list, tuple)):
