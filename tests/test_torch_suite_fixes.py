@@ -326,3 +326,18 @@ def test_interpolate_size_must_be_integral_as_pytorch(size):
         except TypeError as e:
             return str(e).split(", but")[0]
     assert run(lucid) == run(torch)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "uint8", "bool"])
+def test_make_tensor_ranges_and_errors_as_pytorch(dtype):
+    from lucid.compat.torch.testing import make_tensor
+    t = make_tensor(4, 5, dtype=getattr(lucid, dtype), device="cpu")
+    assert t.shape == (4, 5) and t.dtype == getattr(lucid, dtype)
+    if dtype != "bool":
+        values = t.numpy().astype(np.float64)
+        assert values.min() >= (0 if dtype == "uint8" else -9) and values.max() <= 9
+    nonzero = make_tensor((50,), dtype=lucid.float32, device="cpu", low=-1, high=1, exclude_zero=True,
+                          requires_grad=True)
+    assert nonzero.requires_grad and bool((nonzero != 0).all())
+    expected = _error(lambda: torch.testing.make_tensor((2,), dtype=torch.float32, device="cpu", low=3, high=1))
+    assert _error(lambda: make_tensor((2,), dtype=lucid.float32, device="cpu", low=3, high=1)) == expected

@@ -57,3 +57,35 @@ def assert_close(actual, expected, *, allow_subclasses: bool = True, rtol=None, 
                f"({100 * bad.mean():.1f}%)\nGreatest absolute difference: {float(diff.max())} at index {where} "
                f"(up to {atol} allowed)\nrtol={rtol}, atol={atol}")
     raise AssertionError(msg if isinstance(msg, str) else msg(message) if callable(msg) else message)
+
+
+def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool = False, noncontiguous: bool = False,
+                exclude_zero: bool = False, memory_format=None) -> _Tensor:
+    """A tensor of ``shape`` filled with random values in ``[low, high)`` (PyTorch's defaults: [-9, 9] for
+    floating and signed integer dtypes, [0, 9] for unsigned, False/True for bool). ``exclude_zero`` replaces zeros
+    by the dtype's smallest positive step; ``noncontiguous`` and ``memory_format`` are accepted (lucid tensors have
+    one layout)."""
+    import lucid
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    if dtype == lucid.bool:
+        out = lucid.randint(0, 2, shape, device=device).to(lucid.bool)
+    else:
+        floating = _mx.issubdtype(dtype, _mx.inexact)
+        lo = -9 if low is None else low
+        hi = 9 if high is None else high
+        if _mx.issubdtype(dtype, _mx.unsignedinteger):
+            lo = max(0, lo)
+        if lo >= hi:
+            raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
+        if floating:
+            out = (lucid.rand(*shape, dtype=dtype, device=device) * (hi - lo) + lo).to(dtype)
+        else:
+            out = lucid.randint(int(_np.ceil(lo)), int(_np.ceil(hi)) + (high is None), shape, dtype=dtype,
+                                device=device)
+        if exclude_zero:
+            out = lucid.where(out == 0, lucid.tensor(1 if not floating else _np.finfo(_np.float32).tiny,
+                                                     dtype=dtype), out)
+    if requires_grad:
+        out.requires_grad_(True)
+    return out
