@@ -341,3 +341,12 @@ def test_make_tensor_ranges_and_errors_as_pytorch(dtype):
     assert nonzero.requires_grad and bool((nonzero != 0).all())
     expected = _error(lambda: torch.testing.make_tensor((2,), dtype=torch.float32, device="cpu", low=3, high=1))
     assert _error(lambda: make_tensor((2,), dtype=lucid.float32, device="cpu", low=3, high=1)) == expected
+
+
+@pytest.mark.parametrize("shape, kernel", [((2, 3, 4, 5), (1, 1, 1)), ((1, 2, 3, 4, 6), (1, 1, 1)),
+                                           ((2, 4, 6), (1, 1))])
+def test_max_pool_with_one_element_tiles_sends_every_gradient(shape, kernel):
+    x = lucid.randn(*shape, requires_grad=True)
+    pool = F.max_pool3d if len(kernel) == 3 else F.max_pool2d
+    pool(x, kernel_size=kernel).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), np.ones(shape, np.float32))

@@ -122,7 +122,7 @@ def _max_of(*views):
 @mx.compile
 def _first_hit(m, *views):
     """The offset of each tile's first element equal to its max ``m`` (the first NaN where m is NaN)."""
-    first = mx.array(len(views) - 1, dtype=mx.int32)
+    first = mx.full(m.shape, len(views) - 1, dtype=mx.int32)  # m's shape even for a 1-element tile (no loop)
     for j in range(len(views) - 2, -1, -1):
         v = views[j]
         first = mx.where((v == m) | (v != v), mx.array(j, dtype=mx.int32), first)
