@@ -350,3 +350,14 @@ def test_max_pool_with_one_element_tiles_sends_every_gradient(shape, kernel):
     pool = F.max_pool3d if len(kernel) == 3 else F.max_pool2d
     pool(x, kernel_size=kernel).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), np.ones(shape, np.float32))
+
+
+def test_gradient_through_advanced_indexing_of_a_zero_size_tensor_does_not_crash():
+    """MLX's scatter divides by the zero size (SIGFPE): the index backward must not hand it one."""
+    x = lucid.randn(4, 0, dtype=lucid.float64, requires_grad=True)
+    g, = lucid.autograd.grad(x[lucid.tensor([0, 0, 1])].sum(), [x])
+    assert g.shape == (4, 0) and g.numpy().shape == (4, 0)
+    assert lucid.autograd.gradcheck(F.pdist, (x,))
+    y = lucid.randn(3, 2, requires_grad=True)
+    g, = lucid.autograd.grad(y[lucid.tensor([], dtype=lucid.int64)].sum(), [y])
+    np.testing.assert_array_equal(g.numpy(), np.zeros((3, 2), np.float32))
