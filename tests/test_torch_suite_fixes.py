@@ -361,3 +361,25 @@ def test_gradient_through_advanced_indexing_of_a_zero_size_tensor_does_not_crash
     y = lucid.randn(3, 2, requires_grad=True)
     g, = lucid.autograd.grad(y[lucid.tensor([], dtype=lucid.int64)].sum(), [y])
     np.testing.assert_array_equal(g.numpy(), np.zeros((3, 2), np.float32))
+
+
+@pytest.mark.parametrize("call", [
+    lambda lib: lib.nn.Linear(3, 5).to("cpu", copy=True),
+    lambda lib: lib.nn.Linear(3, 5).to(lib.device("cpu"), True),
+    lambda lib: lib.nn.PixelShuffle(0)(lib.randn(1, 4, 2, 2)),
+    lambda lib: lib.nn.PixelUnshuffle(0)(lib.randn(1, 4, 2, 2)),
+    lambda lib: lib.nn.GroupNorm(10, 10)(lib.rand(10)[None, :, None]),
+    lambda lib: lib.nn.functional.group_norm(lib.rand(1, 10), 10),
+])
+def test_module_errors_found_by_pytorchs_nn_tests(call):
+    got, expected = _error(lambda: call(lucid)), _error(lambda: call(torch))
+    assert got[0] == expected[0]
+    if expected[0] != "TypeError":  # PyTorch's TypeError lists its C++ signatures
+        assert got[1] == expected[1]
+
+
+@pytest.mark.parametrize("shape, groups", [((1, 4), 2), ((2, 10, 1), 10), ((1, 10, 1), 5)])
+def test_group_norm_with_more_than_one_value_per_group_works(shape, groups):
+    x = np.random.default_rng(3).random(shape)
+    np.testing.assert_allclose(F.group_norm(lucid.tensor(x), groups).numpy(),
+                               torch.nn.functional.group_norm(torch.tensor(x), groups).numpy(), atol=1e-6)

@@ -673,6 +673,8 @@ def pad(input, pad, mode="constant", value=None) -> Tensor:
 def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     """(*, C*r*r, H, W) -> (*, C, H*r, W*r): channel c*r*r + i*r + j becomes the pixel offset (i, j)."""
     r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
@@ -688,6 +690,8 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
 def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     """(*, C, H*r, W*r) -> (*, C*r*r, H, W), the inverse of ``pixel_shuffle``."""
     r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
