@@ -383,3 +383,20 @@ def test_group_norm_with_more_than_one_value_per_group_works(shape, groups):
     x = np.random.default_rng(3).random(shape)
     np.testing.assert_allclose(F.group_norm(lucid.tensor(x), groups).numpy(),
                                torch.nn.functional.group_norm(torch.tensor(x), groups).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int32", "int64", "bool"])
+@pytest.mark.parametrize("mode, nd, aa", [("nearest", 1, False), ("nearest", 3, False), ("nearest-exact", 2, False),
+                                          ("trilinear", 3, False), ("area", 2, False), ("bicubic", 2, False),
+                                          ("bilinear", 2, True), ("linear", 1, False)])
+def test_interpolate_integer_inputs_supported_or_refused_as_pytorch(dtype, mode, nd, aa):
+    def run(lib):
+        x = lib.ones(1, 2, *([4] * nd), dtype=getattr(lib, dtype))
+        try:
+            out = lib.nn.functional.interpolate(x, scale_factor=2, mode=mode, antialias=aa)
+        except NotImplementedError as e:
+            return "NotImplementedError", str(e).split("not implemented for")[1]
+        return tuple(out.shape), str(out.dtype).split(".")[-1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert run(lucid) == run(torch)

@@ -28,7 +28,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
-from .. import _cpu_route
+from .. import _cpu_route, _legacy
 from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
@@ -582,6 +582,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    if not mx.issubdtype(input.dtype, mx.inexact) and not (input.dtype == mx.uint8 and (
+            "nearest" in mode or mode in ("bilinear", "bicubic") and n == 2)):  # PyTorch's CPU kernels' dtypes
+        kernel = ("compute_index_ranges_weights" if antialias else f"adaptive_avg_pool{n}d" if mode == "area" else
+                  "compute_indices_weights_" + ("nearest" if "nearest" in mode else
+                                                "cubic" if mode == "bicubic" else "linear"))
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy.type_name(input.dtype)[6:-6]}\'')
     if mode == "area":
         return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
     if min(sizes) <= 0 or min(input.shape[2:]) <= 0:
