@@ -400,3 +400,26 @@ def test_interpolate_integer_inputs_supported_or_refused_as_pytorch(dtype, mode,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert run(lucid) == run(torch)
+
+
+def test_nll_loss_with_uint8_targets_and_the_default_ignore_index_matches_long_targets():
+    x = np.random.default_rng(4).standard_normal((6, 3)).astype(np.float32)
+    t = np.array([0, 1, 2, 1, 0, 2])
+    logp = F.log_softmax(lucid.tensor(x), 1)
+    byte = F.nll_loss(logp, lucid.tensor(t, dtype=lucid.uint8))
+    long = F.nll_loss(logp, lucid.tensor(t, dtype=lucid.int64))
+    expected = torch.nn.functional.nll_loss(torch.log_softmax(torch.tensor(x), 1), torch.tensor(t))
+    np.testing.assert_allclose(byte.item(), expected.item(), rtol=1e-6)
+    np.testing.assert_allclose(long.item(), expected.item(), rtol=1e-6)
+    lazy = lucid.tensor(t, dtype=lucid.uint8) + 0  # values not on the host: the deferred check path
+    np.testing.assert_allclose(F.nll_loss(logp, lazy).item(), expected.item(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_threshold_propagates_nan_as_pytorch(inplace):
+    x = [float("nan"), 1.0, 4.0, 3.0]
+    got = F.threshold(lucid.tensor(x), 3, 2, inplace=inplace).numpy()
+    expected = torch.nn.functional.threshold(torch.tensor(x), 3, 2, inplace=inplace).numpy()
+    np.testing.assert_array_equal(got, expected)
+    check = lucid.tensor([0.5, 3.5, 2.0, 5.0], dtype=lucid.float64, requires_grad=True)
+    assert lucid.autograd.gradcheck(lambda a: F.threshold(a, 3, 2), (check,))
