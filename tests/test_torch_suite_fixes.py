@@ -423,3 +423,11 @@ def test_threshold_propagates_nan_as_pytorch(inplace):
     np.testing.assert_array_equal(got, expected)
     check = lucid.tensor([0.5, 3.5, 2.0, 5.0], dtype=lucid.float64, requires_grad=True)
     assert lucid.autograd.gradcheck(lambda a: F.threshold(a, 3, 2), (check,))
+
+
+@pytest.mark.parametrize("target", ["indices", "probs"])
+def test_cross_entropy_checks_label_smoothing_before_shapes(target):
+    def run(lib):
+        t = lib.arange(0, 4) if target == "indices" else lib.randn(3, 4)
+        return _error(lambda: lib.nn.CrossEntropyLoss(label_smoothing=1.2)(lib.randn(3, 4), t))
+    assert run(lucid) == run(torch)
