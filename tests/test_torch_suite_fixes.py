@@ -431,3 +431,12 @@ def test_cross_entropy_checks_label_smoothing_before_shapes(target):
         t = lib.arange(0, 4) if target == "indices" else lib.randn(3, 4)
         return _error(lambda: lib.nn.CrossEntropyLoss(label_smoothing=1.2)(lib.randn(3, 4), t))
     assert run(lucid) == run(torch)
+
+
+def test_load_state_dict_leaves_no_reference_cycle():
+    import gc
+    m = nn.LSTM(16, 16, bidirectional=True)
+    state = copy.deepcopy(m).state_dict()
+    gc.collect()
+    m.load_state_dict(state)
+    assert gc.collect() == 0

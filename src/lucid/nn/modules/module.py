@@ -572,6 +572,7 @@ class Module:
                           child_prefix)
 
         check(self, state_dict)
+        check = None  # the recursive closure refers to itself: break that cycle (PyTorch's load_state_dict makes none)
         # post-hooks may clear or add to the key lists, so with any of them the key check waits for them
         hooked = any(m._load_state_dict_post_hooks for m in self.modules())
         self._raise_load_errors(strict and not hooked, missing_keys, unexpected_keys, error_msgs)
@@ -602,6 +603,7 @@ class Module:
         if hooked:
             post_hooks(self)
             self._raise_load_errors(strict, missing_keys, unexpected_keys, error_msgs)
+        post_hooks = None  # (as check)
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     def _raise_load_errors(self, strict: bool, missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
