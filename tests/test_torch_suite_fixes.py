@@ -13,7 +13,7 @@ import lucid
 import lucid.compat.torch as ltorch
 import lucid.nn as nn
 import lucid.nn.functional as F
-from lucid.autograd.gradcheck import _get_numerical_jacobian, _iter_tensors
+from lucid.autograd.gradcheck import GradcheckError, _get_numerical_jacobian, _iter_tensors
 
 torch = pytest.importorskip("torch")
 
@@ -440,3 +440,21 @@ def test_load_state_dict_leaves_no_reference_cycle():
     gc.collect()
     m.load_state_dict(state)
     assert gc.collect() == 0
+
+
+def test_gradcheck_fast_mode_checks_a_projection_and_catches_a_wrong_gradient():
+    x = lucid.randn(200, 300, dtype=lucid.float64, requires_grad=True)  # 60000 inputs: no full Jacobian
+    assert lucid.autograd.gradcheck(lambda a: F.layer_norm(a, (300,)) * 2, (x,), fast_mode=True)
+
+    class Wrong(lucid.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            return a * 3
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 2
+    y = lucid.randn(5, dtype=lucid.float64, requires_grad=True)
+    with pytest.raises(GradcheckError, match="fast mode"):
+        lucid.autograd.gradcheck(Wrong.apply, (y,), fast_mode=True)
+    assert lucid.autograd.gradcheck(Wrong.apply, (y,), fast_mode=True, raise_exception=False) is False
