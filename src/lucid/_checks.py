@@ -126,8 +126,8 @@ def checked_index_seen(index: mx.array, size: int, error, op: str, *, negative: 
     # one comparison: shifted to start at 0, a negative entry becomes huge as an unsigned number
     shifted = index + size if negative else index
     bad = shifted.astype(mx.uint64) >= (2 * size if negative else size)
-    if ignore is not None:
-        bad = bad & (index != ignore)
+    if ignore is not None and not (ignore < 0 and mx.issubdtype(index.dtype, mx.unsignedinteger)):
+        bad = bad & (index != ignore)  # (a negative ignore, as -100, equals no unsigned entry: nothing to skip)
     _register(Check(mx.any(bad), index, lo, size, ignore, error, op, _user_site()))
     return mx.where(bad, 0, index), False
 

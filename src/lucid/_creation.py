@@ -95,8 +95,8 @@ def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) 
     return _factory(mx.ones, size, dtype, device, requires_grad)
 
 
-def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
-    """MLX has no uninitialised memory: this is ``zeros``."""
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, memory_format=None) -> Tensor:
+    """MLX has no uninitialised memory: this is ``zeros`` (MLX has one layout: ``memory_format`` is accepted)."""
     return _factory(mx.zeros, size, dtype, device, requires_grad)
 
 
@@ -210,37 +210,38 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
                     device, requires_grad)
 
 
-def zeros_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Zeros of ``input``'s shape (and dtype, unless given)."""
     return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def ones_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def ones_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Ones of ``input``'s shape (and dtype, unless given)."""
     return ones(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def empty_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def empty_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """An uninitialized tensor of ``input``'s shape (lucid fills it with zeros)."""
     return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def full_like(input, fill_value, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def full_like(input, fill_value, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``fill_value`` in ``input``'s shape (and dtype, unless given)."""
     return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def rand_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def rand_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Uniform [0, 1) samples of ``input``'s shape."""
     return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def randn_like(input, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randn_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Standard normal samples of ``input``'s shape."""
     return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
 
 
-def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: bool = False) -> Tensor:
+def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: bool = False,
+                 memory_format=None) -> Tensor:
     """Random integers in [low, high) of ``input``'s shape (``randint_like(input, high)`` takes low = 0)."""
     return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
                    requires_grad=requires_grad)

@@ -56,5 +56,24 @@ IntTensor = _legacy("IntTensor", mx.int32)
 LongTensor = _legacy("LongTensor", mx.int64)
 BoolTensor = _legacy("BoolTensor", mx.bool_)
 
+_TYPE_NAMES = {cls.dtype: cls.__name__ for cls in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor,
+                                                   CharTensor, ShortTensor, IntTensor, LongTensor, BoolTensor)}
+_TYPE_NAMES[mx.complex64] = "ComplexFloatTensor"
+
+
+def type_name(dtype) -> str:
+    """PyTorch's name of the tensor type of ``dtype`` ("torch.FloatTensor"): what ``Tensor.type()`` returns and
+    PyTorch's messages quote."""
+    return "torch." + _TYPE_NAMES.get(dtype, "Tensor")
+
+
+def dtype_of(name: str):
+    """The dtype of a type name as ``Tensor.type`` takes it ("torch.FloatTensor", "lucid.FloatTensor")."""
+    for dtype, short in _TYPE_NAMES.items():
+        if name in (short, "torch." + short, "lucid." + short):
+            return dtype
+    raise ValueError(f"invalid type: '{name}'")
+
+
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
            "IntTensor", "LongTensor", "BoolTensor"]

@@ -14,7 +14,7 @@ from ._random import seed as _seed
 from ._unsupported import unsupported as _unsupported
 
 __all__ = ["is_available", "is_initialized", "init", "device_count", "current_device", "set_device", "get_device_name",
-           "get_device_capability", "is_bf16_supported", "manual_seed", "manual_seed_all", "seed", "seed_all",
+           "get_device_capability", "is_bf16_supported", "is_tf32_supported", "manual_seed", "manual_seed_all", "seed", "seed_all",
            "synchronize", "empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "reset_peak_memory_stats", "Stream", "Event", "stream", "current_stream", "CUDAGraph", "graph",
            "get_device_properties"]
@@ -73,6 +73,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
     :param including_emulation: accepted; MLX emulates nothing."""
     return _cuda_available()
+
+
+def is_tf32_supported() -> bool:
+    """False: MLX has no TF32 mode (its float32 matmuls are float32)."""
+    return False
 
 
 def manual_seed(seed: int) -> None:

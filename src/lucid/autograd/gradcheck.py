@@ -164,6 +164,39 @@ def _check_undefined_grad(func, inputs: tuple, rg_inputs: list) -> None:
             check([undefined_grad(o) if j == k else o for j, o in enumerate(outputs())])
 
 
+def _fast_mismatch(func, inputs: tuple, idx: list, eps: float, rtol: float, atol: float):
+    """PyTorch's fast mode: per output, ``v^T J u`` for random ``u`` (all inputs at once) and ``v``, by one
+    backward and by central differences along ``u``; the message of the first mismatch, else None."""
+    rng = np.random.default_rng(0)
+    base = {i: inputs[i]._st.data for i in idx}
+    u = {i: rng.uniform(-1, 1, tuple(inputs[i].shape)) for i in idx}
+    outputs = _differentiable_outputs(func(*inputs))
+    vs = [rng.uniform(-1, 1, tuple(o.shape)) for o in outputs]
+
+    def projected(delta):  # each output at inputs + delta * u, dotted with its v
+        for i in idx:
+            inputs[i]._st.data = mx.array(to_numpy(base[i], dtype=np.float64) + delta * u[i], dtype=base[i].dtype)
+        try:
+            return [float((to_numpy(o._st.data, dtype=np.float64) * v).sum())
+                    for o, v in zip(_differentiable_outputs(func(*inputs)), vs)]
+        finally:
+            for i in idx:
+                inputs[i]._st.data = base[i]
+
+    numerical = [(p - m) / (2 * eps) for p, m in zip(projected(eps), projected(-eps))]
+    for o_i, (o, v) in enumerate(zip(outputs, vs)):
+        analytical = 0.0
+        if o.requires_grad:
+            gs = grad(o, [inputs[i] for i in idx], _wrap(mx.array(v, dtype=o.dtype)), retain_graph=True,
+                      allow_unused=True)
+            analytical = sum(float((to_numpy(g._st.data, dtype=np.float64) * u[i]).sum())
+                             for g, i in zip(gs, idx) if g is not None)
+        if not abs(analytical - numerical[o_i]) <= atol + rtol * abs(numerical[o_i]):
+            return (f"Jacobian mismatch for output {o_i} (fast mode: v^T J u for random u, v),\n"
+                    f"numerical:{numerical[o_i]}\nanalytical:{analytical}\n")
+    return None
+
+
 @routed
 def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: float = 1e-3,
               raise_exception: bool = True, nondet_tol: float = 0.0, check_undefined_grad: bool = True,
@@ -212,6 +245,9 @@ def gradcheck(func, inputs, *, eps: float = 1e-6, atol: float = 1e-5, rtol: floa
             raise GradcheckError(msg)
         return False
 
+    if fast_mode:  # PyTorch's fast mode: one random projection instead of whole Jacobians (large inputs)
+        message = _fast_mismatch(func, inputs, idx, eps, rtol, atol)
+        return fail(message) if message else True
     outputs = _differentiable_outputs(func(*inputs))
     rg_inputs = [inputs[i] for i in idx]
     outputs_with_graph = [o for o in outputs if o.requires_grad]
@@ -299,3 +335,25 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps: float = 1e-6, atol: f
 
     return gradcheck(first_derivative, inputs + grad_outputs, eps=eps, atol=atol, rtol=rtol,
                      raise_exception=raise_exception, nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad)
+
+
+def _iter_tensors(x, only_requiring_grad: bool = False):
+    """The tensors in a (nested) tuple/list, in order (PyTorch's helper of the same name, which its nn tests use)."""
+    if isinstance(x, Tensor):
+        if x.requires_grad or not only_requiring_grad:
+            yield x
+    elif isinstance(x, (list, tuple)):
+        for e in x:
+            yield from _iter_tensors(e, only_requiring_grad)
+
+
+def _get_numerical_jacobian(fn, inputs, outputs=None, target=None, eps: float = 1e-3, is_forward_ad: bool = False):
+    """PyTorch's finite-difference Jacobians: for each tensor of ``target`` (default ``inputs``) that requires grad,
+    a tuple with one (numel of it) x (numel of the output) Jacobian per output of ``fn(*inputs)``. A target that
+    is not among the inputs (a module's parameter) is perturbed in place, where ``fn`` reads it."""
+    inputs = _as_tuple(inputs)
+    result = []
+    for t in _iter_tensors(inputs if target is None else target, True):
+        jac = _numerical(lambda _: fn(*inputs), (t,), [0], eps)
+        result.append(tuple(_wrap(mx.array(j[0].T, dtype=t.dtype)) for j in jac))
+    return result

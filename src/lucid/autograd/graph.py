@@ -136,6 +136,10 @@ class RemovableHandle:
         """The key of the hook in its dict (unique among all handles, as in PyTorch)."""
         return self._key
 
+    def hooks_dict_ref(self) -> dict:
+        """The dict the hook is registered in (PyTorch keeps a weak reference it calls the same way)."""
+        return self._hooks
+
     def remove(self) -> None:
         self._hooks.pop(self._key, None)
         for extra in self._extra:

@@ -2,4 +2,4 @@
 accepted and change nothing: MLX chooses its own kernels (no cuDNN autotuning to enable, no TF32 mode to allow), and
 its results are deterministic run to run. ``mps.is_available()`` reports MLX's Metal GPU, ``cuda.is_built()`` an
 MLX CUDA build."""
-from . import cuda, cudnn, mkldnn, mps, openmp  # noqa: F401
+from . import cuda, cudnn, mkldnn, mps, openmp, quantized  # noqa: F401

@@ -1,4 +1,6 @@
 """lucid.backends.cudnn: lucid has no cuDNN; the flags are accepted and do nothing."""
+from ._flags import flags_for
+
 enabled = True
 benchmark = False
 deterministic = False
@@ -13,3 +15,6 @@ def is_available() -> bool:
 def version():
     """None: there is no cuDNN to report."""
     return None
+
+
+flags = flags_for(__name__, ("deterministic", "benchmark", "enabled", "allow_tf32"))

@@ -231,5 +231,22 @@ def sparse_(tensor: Tensor, sparsity: float, std: float = 0.01, generator=None) 
     return _set(tensor, mx.where(ranks < num_zeros, 0.0, value))
 
 
+def _deprecated(method):
+    """PyTorch's old spelling without the trailing underscore: the same in-place init, with its FutureWarning."""
+    old, new = method.__name__[:-1], method.__name__
+
+    def deprecated(*args, **kwargs):
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new}`.", FutureWarning, stacklevel=2)
+        return method(*args, **kwargs)
+    deprecated.__name__ = deprecated.__qualname__ = old
+    deprecated.__doc__ = f"Deprecated: use ``{new}``."
+    return deprecated
+
+
+uniform, normal, constant, eye, dirac = map(_deprecated, (uniform_, normal_, constant_, eye_, dirac_))
+xavier_uniform, xavier_normal = _deprecated(xavier_uniform_), _deprecated(xavier_normal_)
+kaiming_uniform, kaiming_normal = _deprecated(kaiming_uniform_), _deprecated(kaiming_normal_)
+orthogonal, sparse = _deprecated(orthogonal_), _deprecated(sparse_)
+
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "zeros_", "ones_", "eye_", "dirac_",
            "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_", "sparse_"]

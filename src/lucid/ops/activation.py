@@ -267,8 +267,9 @@ def hardswish(input, inplace: bool = False) -> Tensor:
     return _maybe_inplace(input, inplace, _hardswish)
 
 
-_threshold = defop("threshold", lambda a, th, value: mx.where(a > th, a, value),
-                   vjp=lambda g, ans, x, th, value: where(gt(x, th), g, 0.0))
+# tested as "at or below" (PyTorch's x <= threshold ? value : x), so that NaN passes through as in PyTorch
+_threshold = defop("threshold", lambda a, th, value: mx.where(a <= th, value, a),
+                   vjp=lambda g, ans, x, th, value: where(le(x, th), 0.0, g))
 
 
 @_takes_out

@@ -15,6 +15,7 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
+from .._legacy import type_name
 from .._checks import checked_index, mark_known
 from .._tensor import Tensor, _wrap
 from ._core import data
@@ -46,7 +47,10 @@ def _layout(input: Tensor, offsets, include_last_offset: bool) -> tuple[np.ndarr
     if (np.diff(off) < 0).any() or (off.size and off[-1] > total):
         raise RuntimeError(f"offsets must be non-decreasing and at most the number of indices ({total}), got "
                            f"{off.tolist()}")
-    starts, ends = (off[:-1], off[1:]) if include_last_offset else (off, np.append(off[1:], total))
+    # with include_last_offset the last bag still runs to the end of the input, as PyTorch's CPU kernel does (its
+    # offset2bag puts every index past the last start in the last bag)
+    starts, ends = (off[:-1], np.append(off[1:-1], total)) if include_last_offset and off.size else \
+        (off, np.append(off[1:], total))
     lengths = ends - starts
     longest = int(lengths.max()) if lengths.size else 0
     j = np.arange(longest)
@@ -86,18 +90,26 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type: float =
         if tuple(per_sample_weights.shape) != tuple(input.shape):
             raise ValueError(f"embedding_bag: If per_sample_weights ({list(per_sample_weights.shape)}) is not None, "
                              f"then it must have the same shape as the input ({list(input.shape)})")
+        if per_sample_weights.dtype != weight.dtype:
+            raise RuntimeError(f"Expected tensor for argument #1 'weight' to have the same type as tensor for argument "
+                               f"#1 'per_sample_weights'; but type {type_name(weight.dtype)} does not equal "
+                               f"{type_name(per_sample_weights.dtype)} (while checking arguments for embedding_bag)")
     if weight.ndim != 2:
-        raise RuntimeError("'weight' must be 2-D")
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.ndim}")
+    if padding_idx is not None and not -weight.shape[0] <= padding_idx < weight.shape[0]:
+        raise RuntimeError(f"padding_idx must be within the number of embeddings, -{weight.shape[0]} through "
+                           f"{weight.shape[0] - 1}, but got {padding_idx}")
     positions, valid = _layout(input, offsets, include_last_offset)
     bags, longest = positions.shape
     dim = weight.shape[1]
-    if longest == 0:
-        return _wrap(mx.zeros((bags, dim), weight.dtype))
-    flat = input if input.ndim == 1 else input.reshape(-1)  # (a 1-d input keeps host values checked at once)
+    if longest == 0:  # every bag empty: zeros that stay on the graph (sums over no rows), so backward gives zero
+        out = weight[:0].sum(0).expand(bags, dim)  # gradients to weight and per_sample_weights, as PyTorch's
+        return out if per_sample_weights is None else out + per_sample_weights.sum()
     if padding_idx is not None:
         padding_idx %= weight.shape[0]
-    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe)
-    flat = _wrap(checked_index(data(flat), weight.shape[0], _index_error, "embedding_bag"))
+    # the indices are checked here, with embedding_bag's own error (embedding's check then finds them safe); before
+    # flattening, so that indices with values on the host (a tensor built from a list) are checked at once
+    flat = _wrap(checked_index(data(input), weight.shape[0], _index_error, "embedding_bag").reshape(-1))
     rows = embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)  # (tokens, dim)
     pos = _wrap(mark_known(mx.array(positions.reshape(-1), dtype=mx.int64)))  # host values: checked at once
     table = index_select(rows, 0, pos).reshape(bags, longest, dim)
@@ -130,6 +142,11 @@ def embedding_bag_with_aux(weight, indices, offsets, scale_grad_by_freq: bool = 
     of ``bag_size``)."""
     if not 0 <= mode < len(_MODES):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    for name, t, ok, wanted in (("input", indices, indices.ndim in (1, 2), "a 1D or 2D"),
+                                ("offsets", offsets, offsets.ndim == 1, "a 1D"), ("weight", weight, weight.ndim == 2,
+                                                                                 "a 2D")):
+        if not ok:  # the native op's errors (RuntimeError; nn.functional.embedding_bag raises ValueError)
+            raise RuntimeError(f"{name} has to be {wanted} Tensor, but got Tensor of dimension {t.ndim}")
     output = embedding_bag(indices, weight, offsets, None, 2, scale_grad_by_freq, _MODES[mode], sparse,
                            per_sample_weights, include_last_offset, padding_idx)
     positions, valid = _layout(indices, offsets, include_last_offset)

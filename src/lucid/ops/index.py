@@ -37,6 +37,8 @@ from .shape import _ALL, _FULL, _put, _take, put_slices, take_slices, view_slice
 # ---------------------------------------------------------------------------------------------------- the ops
 # the forwards of x[key] (_take) and of "x with x[key] = v" (_put) are shared with the basic indexing ops
 def _add_at(base, v, key):
+    if base.size == 0 or isinstance(v, mx.array) and v.size == 0:  # nothing to add; MLX's scatter would divide by
+        return base                                                  # the zero size (SIGFPE)
     if isinstance(v, mx.array) and v.dtype != base.dtype:
         v = v.astype(base.dtype)
     return base.at[key].add(v)  # repeated indices add up

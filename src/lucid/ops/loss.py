@@ -270,7 +270,6 @@ def _cross_entropy_probs(input, target, weight, reduction: str, label_smoothing:
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     logp = log_softmax(input, cd)
     if label_smoothing > 0.0:
-        _check_smoothing(label_smoothing)
         target = target * (1 - label_smoothing) + label_smoothing / classes
     terms = logp * target
     if weight is not None:
@@ -297,6 +296,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
         return _gm_state.autocast.call("cross_entropy", cross_entropy, input, target, weight, size_average,
                                        ignore_index, reduce, reduction, label_smoothing)
     reduction = _reduction(size_average, reduce, reduction)
+    _check_smoothing(label_smoothing)  # PyTorch's first check, before the shapes'
     if tuple(input.shape) == tuple(target.shape):
         if not mx.issubdtype(target.dtype, mx.floating):
             raise RuntimeError(f"Expected floating point type for target with class probabilities, got "
@@ -311,7 +311,6 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index: i
     nll = _nll(logp, target, weight, ignore_index, reduction, kept)
     if label_smoothing <= 0.0:
         return nll
-    _check_smoothing(label_smoothing)
     _, _, keep, w = _nll_terms(data(logp), target, data(weight), ignore_index)
     w = _wrap(w)
     # the uniform part: -sum_c weight[c] * logp[c] per target, 0 where ignored, normalized as the nll part
@@ -668,6 +667,8 @@ def _lengths(lengths, n: int, name: str, at_most: int | None = None) -> mx.array
     """(N,) int64 lengths from a Tensor or a host sequence; host values are checked as PyTorch does (free: they
     are on the host already), a Tensor's are not read."""
     if isinstance(lengths, Tensor):
+        if not mx.issubdtype(lengths.dtype, mx.integer):
+            raise RuntimeError(f"{name} must be integral")
         a = data(lengths).reshape(-1).astype(mx.int64)
     else:
         host = np.asarray(lengths, dtype=np.int64).reshape(-1)

@@ -303,6 +303,9 @@ def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5
     if num_groups <= 0 or c % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
                            f"shape {list(input.shape)} and num_groups={num_groups}")
+    size = [n * c // num_groups, num_groups, *input.shape[2:]]  # PyTorch's check: one value per group fails
+    if size[0] * math.prod(size[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {size}")
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.ndim != 1 or t.numel() != c):
             raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of channels in input, "

@@ -29,7 +29,7 @@ import os
 import mlx.core as mx
 import numpy as np
 
-from .. import _cpu_route
+from .. import _cpu_route, _legacy
 from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
@@ -123,7 +123,7 @@ def _max_of(*views):
 @mx.compile
 def _first_hit(m, *views):
     """The offset of each tile's first element equal to its max ``m`` (the first NaN where m is NaN)."""
-    first = mx.array(len(views) - 1, dtype=mx.int32)
+    first = mx.full(m.shape, len(views) - 1, dtype=mx.int32)  # m's shape even for a 1-element tile (no loop)
     for j in range(len(views) - 2, -1, -1):
         v = views[j]
         first = mx.where((v == m) | (v != v), mx.array(j, dtype=mx.int32), first)
@@ -563,8 +563,14 @@ def _interp_sizes(input, size, scale_factor, recompute_scale_factor) -> tuple[li
                                  f"with spatial dimensions of {list(spatial)} and output size of {size}. Please "
                                  "provide input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
                                  "...,oK) format.")
-            return [int(s) for s in size], [None] * n
-        return [int(size)] * n, [None] * n
+        else:
+            size = [size] * n
+        integral = (int, np.integer)  # a Python/NumPy int or an integer tensor, as PyTorch's _is_integer
+        if not all(isinstance(s, integral) or isinstance(s, Tensor) and not mx.issubdtype(s.dtype, mx.inexact)
+                   for s in size):
+            raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, int], "
+                            f"but got size with types {[type(s) for s in size]}")
+        return [int(s) for s in size], [None] * n
     if scale_factor is None:
         raise ValueError("either size or scale_factor should be defined")
     if isinstance(scale_factor, (list, tuple)):
@@ -615,6 +621,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode in _INTERPOLATING and _INTERPOLATING[mode] != n:
         raise NotImplementedError(f"Got {input.ndim}D input, but {mode} mode needs {_INTERPOLATING[mode] + 2}D input")
     sizes, scales = _interp_sizes(input, size, scale_factor, recompute_scale_factor)
+    if not mx.issubdtype(input.dtype, mx.inexact) and not (input.dtype == mx.uint8 and (
+            "nearest" in mode or mode in ("bilinear", "bicubic") and n == 2)):  # PyTorch's CPU kernels' dtypes
+        kernel = ("compute_index_ranges_weights" if antialias else f"adaptive_avg_pool{n}d" if mode == "area" else
+                  "compute_indices_weights_" + ("nearest" if "nearest" in mode else
+                                                "cubic" if mode == "bicubic" else "linear"))
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_legacy.type_name(input.dtype)[6:-6]}\'')
     refuse_huge(list(input.shape[:2]) + list(sizes), input.dtype.size, True)
     if mode == "area":
         return _adaptive_avg_pool(n, f"adaptive_avg_pool{n}d", input, sizes)
@@ -720,6 +732,8 @@ def pixel_shuffle(input, upscale_factor: int) -> Tensor:
     :param upscale_factor: r: (N, C * r**2, H, W) becomes (N, C, H * r, W * r).
     """
     r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")
@@ -738,6 +752,8 @@ def pixel_unshuffle(input, downscale_factor: int) -> Tensor:
     :param downscale_factor: r: (N, C, H * r, W * r) becomes (N, C * r**2, H, W).
     """
     r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     if input.ndim < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
                            f"{input.ndim} dimension(s)")

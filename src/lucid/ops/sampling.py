@@ -199,6 +199,10 @@ def affine_grid(theta, size, align_corners=None) -> Tensor:
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {list(size)}")
     spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+                      "align_corners=True. This is not an intended use case of affine_grid. See the documentation "
+                      "of affine_grid for details.", stacklevel=2)
     axes = [_base_coords(s, align, theta.dtype) for s in spatial]  # along D, H, W (or H, W)
     mesh = mx.meshgrid(*axes, indexing="ij")
     base = mx.stack([*reversed(mesh), mx.ones(spatial, theta.dtype)], axis=-1)  # (x, y[, z], 1)

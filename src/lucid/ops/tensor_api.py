@@ -18,7 +18,7 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .. import _checks, _creation, _dtype
+from .. import _checks, _creation, _dtype, _legacy
 from .._surface import attach
 from .._tensor import Size, Tensor, _wrap
 from .elementwise import cast
@@ -240,6 +240,17 @@ def _stride(self, dim: int | None = None):
     return strides[dim] if shape else 1
 
 
+def _type(self, dtype=None, non_blocking: bool = False, **kwargs):
+    """PyTorch's type name (``'torch.FloatTensor'``) with no argument; with a dtype, a type name or a legacy class
+    (``lucid.FloatTensor``), ``self`` cast to it (``self`` itself when it already has that dtype)."""
+    from .elementwise import cast
+    if dtype is None:
+        return _legacy.type_name(self.dtype)
+    dtype = _legacy.dtype_of(dtype) if isinstance(dtype, str) else getattr(dtype, "dtype", dtype)
+    return self if dtype == self.dtype else cast(self, dtype)
+
+
+
 attach("new_zeros", _new_zeros)
 attach("new_ones", _new_ones)
 attach("new_empty", _new_empty)
@@ -374,7 +385,7 @@ def broadcast_shapes(*shapes):
 
 
 # ---------------------------------------------------------------------------------------------------- casts
-def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False):
+def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
     """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
     from .._dtype import check_device, parse_to_args
     dtype, device = parse_to_args(args, dtype, device)
@@ -385,8 +396,7 @@ def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=Fa
 
 
 attach("to", _to_method)
-attach("type", lambda self, dtype=None: str(self.dtype) if dtype is None else cast(self, dtype),
-       "The dtype's name with no argument; with a dtype, ``self`` cast to it.")
+attach("type", _type)
 attach("float", lambda self: cast(self, mx.float32), "``self`` as float32.")
 attach("double", lambda self: cast(self, mx.float64), "``self`` as float64 (CPU device only).")
 attach("half", lambda self: cast(self, mx.float16), "``self`` as float16.")

@@ -3,6 +3,7 @@ the schedules in ``lucid.optim.lr_scheduler`` share; the public names are there.
 from __future__ import annotations
 
 import warnings
+import weakref
 
 from .optimizer import Optimizer
 
@@ -33,6 +34,17 @@ def _check_optimizer(optimizer) -> None:
         raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
 
 
+# ``optimizer.step`` functions set on the instance before a scheduler was made: PyTorch wraps whatever ``step`` is
+# there when the scheduler is made, and warns only about a ``step`` replaced after that (which its wrapper misses)
+_accepted_steps = weakref.WeakSet()
+
+
+def _instance_step(optimizer):
+    """The function of an ``optimizer.step`` set on the instance (a user's override), else None."""
+    step = optimizer.__dict__.get("step")
+    return None if step is None else getattr(step, "__func__", step)
+
+
 class LRScheduler:
     """Base class of the schedulers: subclasses implement ``get_lr`` (and may override ``step``).
 
@@ -59,6 +71,8 @@ class LRScheduler:
                                    "You're using last_epoch >= 0 for a fresh training run (not recommended)")
         self.base_lrs = _group_values(optimizer, "initial_lr")
         self.last_epoch = last_epoch
+        if _instance_step(optimizer) is not None:
+            _accepted_steps.add(_instance_step(optimizer))
         self._initial_step()
 
     def _initial_step(self) -> None:
@@ -93,7 +107,13 @@ class LRScheduler:
     def step(self, epoch: int | None = None) -> None:
         """Advance the schedule by one epoch (or jump to ``epoch``, deprecated: closed form where available).
         Call it after ``optimizer.step()``."""
-        if self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
+        override = _instance_step(self.optimizer)
+        if self._step_count == 1 and override is not None and override not in _accepted_steps:
+            warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                          "initialization. Please, make sure to call `optimizer.step()` before `lr_scheduler.step()`. "
+                          "See more details at https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate",
+                          UserWarning, stacklevel=2)
+        elif self._step_count == 1 and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 and "
                           "later, you should call them in the opposite order: `optimizer.step()` before "
                           "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first value "

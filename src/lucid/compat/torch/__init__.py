@@ -165,3 +165,28 @@ def set_warn_always(b: bool) -> None:
 
 def is_warn_always_enabled() -> bool:
     return _warn_always[0]
+
+
+class memory_format:
+    """torch.memory_format: the layout names that ``clone``, ``contiguous``, ``to`` and ``empty_like`` accept.
+    MLX arrays have one layout, so every name gives the same tensor; they exist for code that passes them."""
+
+    def __init__(self, name: str):
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"torch.{self._name}"
+
+    def __reduce__(self):
+        return self._name
+
+
+contiguous_format = memory_format("contiguous_format")
+preserve_format = memory_format("preserve_format")
+channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
+
+
+def _nnpack_available() -> bool:
+    """False: lucid's convolutions are MLX's, never NNPACK's."""
+    return False

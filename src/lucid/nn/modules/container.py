@@ -269,7 +269,7 @@ class ModuleDict(Module):
         if not isinstance(modules, abc.Iterable):
             raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got " +
                             type(modules).__name__)
-        if isinstance(modules, abc.Mapping):
+        if isinstance(modules, (abc.Mapping, ModuleDict)):  # a ModuleDict is no Mapping, but updates by its items
             for key, module in modules.items():
                 self[key] = module
             return

@@ -17,15 +17,14 @@ import itertools
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
-import mlx.core as mx
 
-from ... import _dtype
 from ..._tensor import Tensor
 from ... import _grad_mode as gm
 from ...autograd.graph import RemovableHandle, add_hook
 from ..parameter import Buffer, Parameter
 from . import _global_hooks as _gh
 from ._backward_hooks import _BackwardHookState, _attach_legacy_hooks, _wrap_tensors
+from ._conversions import _Conversions
 from ._global_hooks import (register_module_backward_hook, register_module_buffer_registration_hook,
                             register_module_forward_hook, register_module_forward_pre_hook,
                             register_module_full_backward_hook, register_module_full_backward_pre_hook,
@@ -86,7 +85,12 @@ def _as_tensor(value) -> Tensor | None:
 
 
 # ---------------------------------------------------------------------------------------------------- Module
-class Module:
+_HOOK_DICTS = ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks", "_forward_hooks_with_kwargs",
+               "_forward_hooks_always_called", "_backward_hooks", "_backward_pre_hooks", "_state_dict_hooks",
+               "_state_dict_pre_hooks", "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks")
+
+
+class Module(_Conversions):
     """Base class for all neural-network modules (PyTorch's ``torch.nn.Module``).
 
     Subclasses call ``super().__init__()`` first, assign Parameters, buffers and sub-modules as attributes, and
@@ -111,10 +115,7 @@ class Module:
         setattr_("_non_persistent_buffers_set", set())
         setattr_("_modules", {})
         setattr_("_is_full_backward_hook", None)  # None until a backward hook picks full or legacy
-        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called", "_backward_hooks",
-                     "_backward_pre_hooks", "_state_dict_hooks", "_state_dict_pre_hooks",
-                     "_load_state_dict_pre_hooks", "_load_state_dict_post_hooks"):
+        for name in _HOOK_DICTS:
             setattr_(name, OrderedDict())
         if self.call_super_init:
             super().__init__(*args, **kwargs)
@@ -406,56 +407,6 @@ class Module:
         fn(self)
         return self
 
-    def to(self, *args, **kwargs) -> "Module":
-        """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating and complex parameters and
-        buffers take the dtype; integer buffers keep theirs."""
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments: {sorted(kwargs)}")
-        dtype, device = _dtype.parse_to_args(args, dtype, device)
-        if dtype is not None and not (_dtype.is_floating(dtype) or _dtype.is_complex(dtype)):
-            raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
-                            f"dtype=lucid.{_dtype.dtype_name(dtype)}")
-        if device is not None:
-            _dtype.check_device(device, dtype or mx.float32)
-
-        def convert(t: Tensor) -> Tensor:
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                return t.to(dtype)
-            return t
-
-        return self._apply(convert)
-
-    def _cast_floating(self, dtype) -> "Module":
-        return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
-
-    def float(self) -> "Module":
-        return self._cast_floating(mx.float32)
-
-    def double(self) -> "Module":
-        return self._cast_floating(mx.float64)
-
-    def half(self) -> "Module":
-        return self._cast_floating(mx.float16)
-
-    def bfloat16(self) -> "Module":
-        return self._cast_floating(mx.bfloat16)
-
-    def type(self, dst_type) -> "Module":
-        return self._apply(lambda t: t.to(dst_type))
-
-    def cpu(self) -> "Module":
-        """``self``: MLX's memory needs no copy (``Tensor.cpu()`` of every parameter and buffer is itself)."""
-        return self
-
-    def cuda(self, device=None) -> "Module":
-        """``Tensor.cuda(device)`` of every parameter and buffer, as PyTorch: ``self`` where MLX runs on CUDA,
-        PyTorch's AssertionError elsewhere (a module without tensors has nothing to move and returns ``self``).
-
-        :param device: the CUDA device (``"cuda"``, ``"cuda:0"``, ``0``); None: the current one."""
-        return self._apply(lambda t: t.cuda(device))
-
     # ------------------------------------------------------------------------------------------------ state_dict
     def get_extra_state(self) -> Any:
         raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
@@ -575,6 +526,7 @@ class Module:
                           child_prefix)
 
         check(self, state_dict)
+        check = None  # the recursive closure refers to itself: break that cycle (PyTorch's load_state_dict makes none)
         # post-hooks may clear or add to the key lists, so with any of them the key check waits for them
         hooked = any(m._load_state_dict_post_hooks for m in self.modules())
         self._raise_load_errors(strict and not hooked, missing_keys, unexpected_keys, error_msgs)
@@ -605,6 +557,7 @@ class Module:
         if hooked:
             post_hooks(self)
             self._raise_load_errors(strict, missing_keys, unexpected_keys, error_msgs)
+        post_hooks = None  # (as check)
         return _IncompatibleKeys(missing_keys, unexpected_keys)
 
     def _raise_load_errors(self, strict: bool, missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
@@ -633,6 +586,16 @@ class Module:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
         before the module checks its entries; it may edit ``state_dict`` (a copy) in place."""
         return add_hook(self._load_state_dict_pre_hooks, hook)
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module: bool = False) -> RemovableHandle:
+        """PyTorch's older form: ``hook`` without the module argument unless ``with_module``."""
+        return self.register_load_state_dict_pre_hook(hook if with_module else lambda module, *args: hook(*args))
+
+    def __setstate__(self, state) -> None:
+        """Unpickling: a module saved without some hook dict (older PyTorch, or deleted) gets it back empty."""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
 
     def register_load_state_dict_post_hook(self, hook) -> RemovableHandle:
         """``hook(module, incompatible_keys)`` after the values are loaded; it may add to (or clear) the key lists
@@ -713,26 +676,26 @@ class Module:
 
     def _call_with_hooks(self, args: tuple, kwargs: dict):
         full, legacy, pre = self._backward_hook_lists()
-        for key, hook in [*_gh._global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
-            if key in self._forward_pre_hooks_with_kwargs:
-                result = hook(self, args, kwargs)
-                if result is not None:
-                    if not (isinstance(result, tuple) and len(result) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, new_kwargs), "
-                                           f"but got {result}.")
-                    args, kwargs = result
-            else:
-                result = hook(self, args)
-                if result is not None:
-                    args = result if isinstance(result, tuple) else (result,)
-        state = None
-        if (full or pre) and gm.state.grad:
-            state = _BackwardHookState(self, full, pre)
-            args = _wrap_tensors(args, state, "input")
         forward_hooks = [*_gh._global_forward_hooks.items(), *self._forward_hooks.items()]
         with_kwargs = (self._forward_hooks_with_kwargs, _gh._global_forward_hooks_with_kwargs)
         called = set()
-        try:
+        try:  # a forward pre-hook that raises also gets the always_call forward hooks run, as in PyTorch
+            for key, hook in [*_gh._global_forward_pre_hooks.items(), *self._forward_pre_hooks.items()]:
+                if key in self._forward_pre_hooks_with_kwargs:
+                    result = hook(self, args, kwargs)
+                    if result is not None:
+                        if not (isinstance(result, tuple) and len(result) == 2):
+                            raise RuntimeError("forward pre-hook must return None or a tuple of (new_args, "
+                                               f"new_kwargs), but got {result}.")
+                        args, kwargs = result
+                else:
+                    result = hook(self, args)
+                    if result is not None:
+                        args = result if isinstance(result, tuple) else (result,)
+            state = None
+            if (full or pre) and gm.state.grad:
+                state = _BackwardHookState(self, full, pre)
+                args = _wrap_tensors(args, state, "input")
             output = self.forward(*args, **kwargs)
             for key, hook in forward_hooks:
                 called.add(key)
@@ -782,6 +745,8 @@ class Module:
                 main += "\n  " + "\n  ".join(lines) + "\n"
         return main + ")"
 
+
+_gh.expose_hook_dicts(__name__)  # PyTorch's spelling: nn.modules.module._global_forward_hooks, read or reset
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
            "register_module_backward_hook", "register_module_full_backward_hook",

@@ -8,6 +8,7 @@ CPU). Packing and unpacking are gathers with host indices, so gradients flow thr
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import NamedTuple
 
 import mlx.core as mx
@@ -100,6 +101,9 @@ def pad_sequence(sequences, batch_first: bool = False, padding_value: float = 0.
     shorter ones with ``padding_value`` on the ``padding_side``."""
     if padding_side not in ("left", "right"):
         raise ValueError(f"Expected padding_side to be one of left or right, but got {padding_side}.")
+    if not isinstance(sequences, Iterable):
+        raise RuntimeError(f"pad_sequence: Expected iterable for input sequences, but got arg of type: "
+                           f"{type(sequences)}")
     sequences = list(sequences)
     if not sequences:
         raise RuntimeError("received an empty list of sequences")
@@ -132,6 +136,8 @@ def pack_padded_sequence(input, lengths, batch_first: bool = False, enforce_sort
     """Pack a padded batch (T, B, *) (or (B, T, *) with ``batch_first``) whose sequences have ``lengths``. With
     ``enforce_sorted`` the lengths must be in decreasing order; otherwise the batch is sorted and
     ``sorted_indices``/``unsorted_indices`` record the permutation."""
+    if input.numel() == 0:  # PyTorch's first check, before the lengths are looked at
+        raise RuntimeError("Cannot pack empty tensors.")
     lengths = _lengths(lengths)
     if lengths.size != input.shape[0 if batch_first else 1]:
         raise RuntimeError(f"Expected `len(lengths)` to be equal to batch_size, but got {lengths.size} (batch_size="
