@@ -168,20 +168,20 @@ def _fast_mismatch(func, inputs: tuple, idx: list, eps: float, rtol: float, atol
     """PyTorch's fast mode: per output, ``v^T J u`` for random ``u`` (all inputs at once) and ``v``, by one
     backward and by central differences along ``u``; the message of the first mismatch, else None."""
     rng = np.random.default_rng(0)
-    base = {i: inputs[i]._st.data for i in idx}
+    base = {i: inputs[i]._storage.data for i in idx}
     u = {i: rng.uniform(-1, 1, tuple(inputs[i].shape)) for i in idx}
     outputs = _differentiable_outputs(func(*inputs))
     vs = [rng.uniform(-1, 1, tuple(o.shape)) for o in outputs]
 
     def projected(delta):  # each output at inputs + delta * u, dotted with its v
         for i in idx:
-            inputs[i]._st.data = mx.array(to_numpy(base[i], dtype=np.float64) + delta * u[i], dtype=base[i].dtype)
+            inputs[i]._storage.data = mx.array(to_numpy(base[i], dtype=np.float64) + delta * u[i], dtype=base[i].dtype)
         try:
-            return [float((to_numpy(o._st.data, dtype=np.float64) * v).sum())
+            return [float((to_numpy(o._storage.data, dtype=np.float64) * v).sum())
                     for o, v in zip(_differentiable_outputs(func(*inputs)), vs)]
         finally:
             for i in idx:
-                inputs[i]._st.data = base[i]
+                inputs[i]._storage.data = base[i]
 
     numerical = [(p - m) / (2 * eps) for p, m in zip(projected(eps), projected(-eps))]
     for o_i, (o, v) in enumerate(zip(outputs, vs)):
@@ -189,7 +189,7 @@ def _fast_mismatch(func, inputs: tuple, idx: list, eps: float, rtol: float, atol
         if o.requires_grad:
             gs = grad(o, [inputs[i] for i in idx], _wrap(mx.array(v, dtype=o.dtype)), retain_graph=True,
                       allow_unused=True)
-            analytical = sum(float((to_numpy(g._st.data, dtype=np.float64) * u[i]).sum())
+            analytical = sum(float((to_numpy(g._storage.data, dtype=np.float64) * u[i]).sum())
                              for g, i in zip(gs, idx) if g is not None)
         if not abs(analytical - numerical[o_i]) <= atol + rtol * abs(numerical[o_i]):
             return (f"Jacobian mismatch for output {o_i} (fast mode: v^T J u for random u, v),\n"

@@ -129,6 +129,8 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad: bool 
     if wide:
         result = result[..., 1::2].clone()
     if exclude_zero:
-        tiny = 1 if integral else float(_mx.finfo(_mx.float32 if dtype == _mx.complex64 else dtype).tiny)
+        # the dtype's smallest normal number (bfloat16 and complex64's parts have float32's exponent range)
+        tiny = 1 if integral else float(_np.finfo(_np.float16 if dtype == _mx.float16 else
+                                                  _np.float64 if dtype == _mx.float64 else _np.float32).tiny)
         result = _lucid.where(result == 0, _lucid.tensor(tiny, dtype=dtype), result)
     return result.requires_grad_(requires_grad) if requires_grad else result
