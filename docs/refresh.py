@@ -154,7 +154,9 @@ def render_quickstart(data: dict) -> str:
 
 
 def render_surface(data: dict) -> str:
-    rows = data["surface"]["namespaces"]
+    # in one order whatever the file's (the torch namespace first, the Tensor methods last, the rest by name)
+    rows = dict(sorted(data["surface"]["namespaces"].items(), key=lambda kv: (kv[0] != "<top>", kv[0] == "Tensor",
+                                                                            kv[0])))
     present = sum(p for p, _ in rows.values())
     total = sum(t for _, t in rows.values())
     head = (f"Of the in-scope names lucid has {100 * present / total:.1f}% ({present} of {total}; counted "
