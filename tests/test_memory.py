@@ -99,5 +99,5 @@ def test_a_chain_past_an_address_space_cap_raises_and_the_process_goes_on():
     assert "thread-local data" not in r.stderr and r.returncode != 127
     if r.returncode == 0:
         assert "RuntimeError mul: out of memory" in r.stdout and "alive 32.0" in r.stdout
-    else:
-        assert "std::bad_alloc" in r.stderr, r.stderr[-2000:]
+    else:  # the first allocation to fail was MLX's where C++ may not throw, or Python's own (an exception, no crash)
+        assert "std::bad_alloc" in r.stderr or r.stderr.rstrip().endswith("MemoryError"), r.stderr[-2000:]

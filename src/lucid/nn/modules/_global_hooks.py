@@ -7,8 +7,6 @@ case) the global hooks cost one attribute load per call, whatever the number of 
 """
 from __future__ import annotations
 
-import sys
-import types
 from collections import OrderedDict
 from typing import Callable
 
@@ -134,33 +132,6 @@ _DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks", "_global_forward
           "_global_forward_hooks_always_called", "_global_backward_pre_hooks", "_global_backward_hooks",
           "_global_buffer_registration_hooks", "_global_module_registration_hooks",
           "_global_parameter_registration_hooks")
-
-
-class _ModuleWithHookDicts(types.ModuleType):
-    """The class of ``lucid.nn.modules.module``, where PyTorch keeps these dicts as module attributes: code that
-    reads them there sees these, and code that resets them by assigning a fresh dict (PyTorch's own hook tests do,
-    in tearDown) refills these instead, so the registered hooks and ``state.active`` stay one set."""
-
-    def __getattr__(self, name):
-        if name in _DICTS:
-            return globals()[name]
-        if name == "_global_is_full_backward_hook":
-            return state.is_full_backward_hook
-        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
-
-    def __setattr__(self, name, value):
-        if name in _DICTS:
-            hooks = globals()[name]
-            hooks.clear()
-            hooks.update(value)
-        elif name == "_global_is_full_backward_hook":
-            state.is_full_backward_hook = value
-        else:
-            super().__setattr__(name, value)
-
-
-def expose_hook_dicts(module_name: str) -> None:
-    sys.modules[module_name].__class__ = _ModuleWithHookDicts
 
 
 __all__ = ["register_module_buffer_registration_hook", "register_module_module_registration_hook",

@@ -14,6 +14,8 @@ Attributes that are Parameters, Modules or buffers live in the ``_parameters``, 
 from __future__ import annotations
 
 import itertools
+import sys
+import types
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
@@ -746,7 +748,33 @@ class Module(_Conversions):
         return main + ")"
 
 
-_gh.expose_hook_dicts(__name__)  # PyTorch's spelling: nn.modules.module._global_forward_hooks, read or reset
+# (defined here, not in _global_hooks: the API reference's inspector reads a module's class's functions as
+# members of the module their code lives in)
+class _ModuleWithHookDicts(types.ModuleType):
+    """The class of ``lucid.nn.modules.module``, where PyTorch keeps these dicts as module attributes: code that
+    reads them there sees these, and code that resets them by assigning a fresh dict (PyTorch's own hook tests do,
+    in tearDown) refills these instead, so the registered hooks and ``state.active`` stay one set."""
+
+    def __getattr__(self, name):
+        if name in _gh._DICTS:
+            return getattr(_gh, name)
+        if name == "_global_is_full_backward_hook":
+            return _gh.state.is_full_backward_hook
+        raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+
+    def __setattr__(self, name, value):
+        if name in _gh._DICTS:
+            hooks = getattr(_gh, name)
+            hooks.clear()
+            hooks.update(value)
+        elif name == "_global_is_full_backward_hook":
+            _gh.state.is_full_backward_hook = value
+        else:
+            super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _ModuleWithHookDicts  # PyTorch's spelling: nn.modules.module._global_forward_hooks, read or reset
+
 
 __all__ = ["register_module_forward_pre_hook", "register_module_forward_hook", "register_module_full_backward_pre_hook",
            "register_module_backward_hook", "register_module_full_backward_hook",
