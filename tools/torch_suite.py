@@ -59,7 +59,9 @@ OUT_OF_SCOPE = re.compile(
     r"sparse|quantiz|qat|_jit|jit_|script|_trace|channels_last|memory_format|nhwc|ndhwc|cuda|cudnn|npu|mkldnn|"
     r"mps|xla|_meta|"
     r"half|bfloat16|bf16|float16|fp16|complex|nested|dynamo|compile|privateuse1|multi_?gpu|_fx|fx_|"
-    r"data_parallel|dataparallel|float8|fused")
+    r"data_parallel|dataparallel|float8|fused|weightcoo|weightcsr|weightcsc|fb_fc_packed")
+# ... and tests whose body builds quantization-aware modules (``torch.ao``), whatever their names say
+OUT_OF_SCOPE_SOURCE = re.compile(r"\btorch\.ao\.")
 # internals whose test tables build modules/optimizers: executed again with torch rebound (see the docstring)
 REBOUND_INTERNALS = ("common_nn", "common_optimizers")
 CLASSES = ("pass", "unexpected exception", "missing API", "wrong error type/message", "wrong numbers", "timeout",
@@ -405,6 +407,24 @@ def _in_scope(test_id):
     return not OUT_OF_SCOPE.search(test_id.lower())
 
 
+def _out_of_scope_by_source(path):
+    """Names of test methods whose source uses a feature out of scope (``OUT_OF_SCOPE_SOURCE``)."""
+    with open(path) as f:
+        tree = ast.parse(f.read())
+    return {node.name for node in ast.walk(tree)
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test")
+            and OUT_OF_SCOPE_SOURCE.search(ast.unparse(node))}
+
+
+def _named_by(method, names):
+    """Whether a test method is one of ``names`` or a device/dtype variant of one (``name_cpu_float32``)."""
+    return any(method == n or method.startswith(n + "_") for n in names)
+
+
+def _selected(test_id, pattern):
+    return pattern is None or re.search(pattern, test_id) is not None
+
+
 def _classify(test, err, source_file):
     import traceback
     etype, value, tb = err
@@ -530,7 +550,7 @@ def worker(path, backend, out_path, timeout, done):
         if isinstance(obj, type) and issubclass(obj, unittest.TestCase) and obj.__module__ == module.__name__:
             for t in loader.loadTestsFromTestCase(obj):
                 tid = t.id().split(".", 1)[-1]
-                if tid not in done and _in_scope(tid):
+                if tid not in done and _in_scope(tid) and _selected(tid, os.environ.get("TORCH_SUITE_K")):
                     suite.addTest(t)
 
     def on_alarm(signum, frame):
@@ -603,7 +623,7 @@ def run_file(path, backend, args, tmp):
         if started is None:
             if rc not in (0, "timeout") and not results:
                 sys.stderr.write(f"{path} [{backend}] failed to load:\n{tail}\n")
-            else:
+            elif not os.environ.get("TORCH_SUITE_K"):  # a run of selected tests is not a complete record
                 open(out_path + ".complete", "w").close()
             return results
         outcome = "timeout" if rc == "timeout" or rc == -signal.SIGKILL else "crash"
@@ -623,8 +643,11 @@ def main(argv=None):
     p.add_argument("--json", help="write every test's outcome here")
     p.add_argument("--failures", type=int, default=0, help="print this many failures per class and file")
     p.add_argument("--tmp", default="/tmp/torch_suite", help="work folder (test sources, per-test outcomes)")
+    p.add_argument("-k", dest="pattern", help="only the tests whose id matches this regular expression")
     p.add_argument("--rerun-torch", action="store_true", help="run real torch again (default: reuse its outcomes)")
     args = p.parse_args(argv)
+    if args.pattern:  # the workers read it (real torch's outcomes are then not cached: they cover only these tests)
+        os.environ["TORCH_SUITE_K"] = args.pattern
     os.makedirs(args.tmp, exist_ok=True)
     chosen = args.files or list(FILES)
     table, everything = [], {}
@@ -633,7 +656,9 @@ def main(argv=None):
         rel = FILES.get(name, name)
         path = _source(args.mirror, rel, args.tmp)
         real = run_file(path, "torch", args, args.tmp)
-        counted = sorted(t for t, r in real.items() if r["outcome"] == "pass")
+        by_source = _out_of_scope_by_source(path)
+        counted = sorted(t for t, r in real.items() if r["outcome"] == "pass" and _in_scope(t)
+                         and _selected(t, args.pattern) and not _named_by(t.split(".")[-1], by_source))
         mine = run_file(path, "lucid", args, args.tmp)
         outcomes = {t: mine.get(t, {"outcome": "unexpected exception", "message": "not run (file failed to load)"})
                     for t in counted}
