@@ -60,8 +60,8 @@ OUT_OF_SCOPE = re.compile(
     r"mps|xla|_meta|"
     r"half|bfloat16|bf16|float16|fp16|complex|nested|dynamo|compile|privateuse1|multi_?gpu|_fx|fx_|"
     r"data_parallel|dataparallel|float8|fused|weightcoo|weightcsr|weightcsc|fb_fc_packed")
-# ... and tests whose body builds quantization-aware modules (``torch.ao``), whatever their names say
-OUT_OF_SCOPE_SOURCE = re.compile(r"\btorch\.ao\.")
+# ... and tests whose body builds quantization-aware modules (``torch.ao``) or TorchScript, whatever their names say
+OUT_OF_SCOPE_SOURCE = re.compile(r"\btorch\.(ao\.|jit\.(trace|script)\b)")
 # internals whose test tables build modules/optimizers: executed again with torch rebound (see the docstring)
 REBOUND_INTERNALS = ("common_nn", "common_optimizers")
 CLASSES = ("pass", "unexpected exception", "missing API", "wrong error type/message", "wrong numbers", "timeout",
@@ -417,8 +417,8 @@ def _out_of_scope_by_source(path):
 
 
 def _named_by(method, names):
-    """Whether a test method is one of ``names`` or a device/dtype variant of one (``name_cpu_float32``)."""
-    return any(method == n or method.startswith(n + "_") for n in names)
+    """Whether a test method is one of ``names`` or a device/dtype variant of one (``name_cpu``, ``name_cpu_float32``)."""
+    return any(method in (n, n + "_cpu") or method.startswith(n + "_cpu_") for n in names)
 
 
 def _selected(test_id, pattern):
