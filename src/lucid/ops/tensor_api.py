@@ -385,10 +385,11 @@ def broadcast_shapes(*shapes):
 
 
 # ---------------------------------------------------------------------------------------------------- casts
-def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
-    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
-    from .._dtype import check_device, parse_to_args
-    dtype, device = parse_to_args(args, dtype, device)
+def _to_method(self, *args, **kwargs):
+    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``, each optionally followed
+    by ``non_blocking`` and ``copy`` (and the keyword ``memory_format``), as PyTorch's overloads."""
+    from .._dtype import check_device, parse_to
+    device, dtype, _, copy, _ = parse_to(args, kwargs)
     if device is not None:
         check_device(device, dtype or self.dtype)
     out = self if dtype is None else cast(self, dtype)
