@@ -29,6 +29,7 @@ def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
     return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
 
 
+@_creation.size_keyword
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
     return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
@@ -42,11 +43,13 @@ def _new(self, *args, dtype=None, device=None):
     return _new_empty(self, *(args or (0,)), dtype=dtype, device=device)
 
 
+@_creation.size_keyword
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
     return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
 
 
+@_creation.size_keyword
 def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """MLX has no uninitialised memory: zeros."""
     return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
