@@ -66,6 +66,9 @@ class Size(tuple):
         return n
 
 
+# the class of sparse COO tensors, set by lucid.sparse (a higher layer): a dense tensor's ``.grad`` may be one, as in
+# PyTorch (autograd makes dense gradients; one assigned by hand is what ``optim.SparseAdam`` steps on)
+sparse_grad_types: tuple = ()
 _INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.uint16, mx.uint32, mx.uint64))
 
 
@@ -492,7 +495,7 @@ class Tensor:
     @grad.setter
     def grad(self, value):
         if value is not None:
-            if not isinstance(value, Tensor):
+            if not isinstance(value, Tensor) and not isinstance(value, sparse_grad_types):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if tuple(value.shape) != tuple(self.shape):

@@ -18,7 +18,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
-from . import _threads
+from . import _tensor, _threads
 from ._checks import checked_index, is_known, mark_known
 from ._creation import tensor, zeros
 from ._surface import attach
@@ -478,4 +478,5 @@ attach("to_sparse", _to_sparse)
 attach("to_sparse_coo", _to_sparse_coo)
 attach("to_dense", _dense_to_dense)
 attach("is_sparse", False)
+_tensor.sparse_grad_types = (SparseTensor,)  # a dense tensor's .grad may be sparse (lucid._tensor's hook)
 attach("layout", strided)

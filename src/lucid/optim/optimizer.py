@@ -451,6 +451,8 @@ class Optimizer:
                 g = p._grad
                 if g is None:
                     continue
+                if not isinstance(g, Tensor):  # a sparse COO gradient, assigned by hand
+                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
                 x, ga = p._storage.data, g._storage.data
                 dt = x.dtype
                 if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):
