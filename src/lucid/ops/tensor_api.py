@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["bernoulli", "multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions",
            "result_type", "broadcast_shapes"]
 
+import inspect
 import math
 
 import mlx.core as mx
@@ -397,6 +398,11 @@ def _to_method(self, *args, **kwargs):
         check_device(device, dtype or self.dtype)
     out = self if dtype is None else cast(self, dtype)
     return out.clone() if copy and out is self else out
+
+
+# shown as PyTorch's first overload; ``to(dtype, ...)`` and ``to(tensor, ...)`` are parsed too (_dtype.parse_to)
+_to_method.__signature__ = inspect.signature(
+    lambda self, device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None: None)
 
 
 attach("to", _to_method)
