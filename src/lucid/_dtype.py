@@ -293,9 +293,11 @@ def parse_to(args, kwargs) -> tuple:
         return TypeError(f"to() received an invalid combination of arguments - got ({', '.join(got)}), but "
                          f"expected one of:{_TO_SIGNATURES}")
 
+    first = args[0] if args else None
+    if not kwargs and len(args) == 1 and isinstance(first, mx.Dtype):  # to(dtype): most calls
+        return None, first, False, None, None
     if any(k not in _TO_KEYWORDS for k in kwargs):
         raise invalid()
-    first = args[0] if args else None
     if args and (isinstance(first, mx.Dtype) or _is_tensor(first)):  # the dtype or the tensor overload
         names = ("dtype", "non_blocking", "copy")
         if "device" in kwargs or "dtype" in kwargs:
