@@ -303,3 +303,21 @@ def test_dense_gradient_errors_and_sparse_gradients_on_dense_optimizers():
     np.testing.assert_array_equal(p.detach().numpy(), before)
     with pytest.raises(RuntimeError, match="attempting to assign a gradient of size"):
         p.grad = lucid.sparse_coo_tensor(lucid.tensor([[0]]), lucid.tensor([1.0]), (4,))
+
+
+@pytest.mark.parametrize("clear", [lambda L, p: L.optim.SparseAdam([p]).zero_grad(set_to_none=False),
+                                   lambda L, p: p.zero_grad(set_to_none=False) if L is lucid else p.grad.zero_(),
+                                   lambda L, p: _holder(L, p).zero_grad(set_to_none=False)])
+def test_zero_grad_keeps_a_sparse_gradient_sparse_and_empty_as_pytorch(clear):
+    def run(lib):
+        p = lib.nn.Parameter(lib.zeros(4, 2))
+        p.grad = lib.sparse_coo_tensor(lib.tensor([[1, 3]]), lib.ones(2, 2), (4, 2))
+        clear(lib, p)
+        return p.grad.is_sparse, p.grad._nnz(), tuple(p.grad.shape), p.grad.to_dense().numpy().tolist()
+    assert run(lucid) == run(torch)
+
+
+def _holder(lib, p):
+    m = lib.nn.Module()
+    m.p = p
+    return m

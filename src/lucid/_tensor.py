@@ -516,6 +516,8 @@ class Tensor:
         """Clear ``.grad`` between backward calls: set it to None (default) or fill it with zeros in place."""
         if set_to_none or self._grad is None:
             self._grad = None
+        elif not isinstance(self._grad, Tensor):  # a sparse gradient (assigned by hand): no entries left
+            self._grad.zero_()
         else:
             g = self._grad
             g._storage.data = mx.zeros_like(g._storage.data)

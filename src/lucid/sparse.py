@@ -240,6 +240,14 @@ class SparseTensor:
         self._vals.requires_grad_(requires_grad)
         return self
 
+    def zero_(self) -> "SparseTensor":
+        """In place: no entries left (PyTorch's sparse ``zero_``; how ``zero_grad(set_to_none=False)`` clears a sparse
+        gradient)."""
+        self._idx = _wrap(mx.zeros((self.sparse_dim(), 0), mx.int64))
+        self._vals = self._vals.detach()[:0]
+        self._coalesced, self._rows = True, None
+        return self
+
     # ----------------------------------------------------------------------------------------------- arithmetic
     def __matmul__(self, other) -> Tensor:
         if isinstance(other, Tensor) and other.ndim == 1:  # a matrix-vector product: the vector as one column

@@ -405,6 +405,8 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p._grad = None
+                elif not isinstance(g, Tensor):  # a sparse gradient (assigned by hand): no entries left
+                    g.zero_()
                 else:
                     if g._node is not None:
                         g.detach_()
