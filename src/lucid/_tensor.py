@@ -66,9 +66,7 @@ class Size(tuple):
         return n
 
 
-# the class of sparse COO tensors, set by lucid.sparse (a higher layer): a dense tensor's ``.grad`` may be one, as in
-# PyTorch (autograd makes dense gradients; one assigned by hand is what ``optim.SparseAdam`` steps on)
-sparse_grad_types: tuple = ()
+sparse_grad_types: tuple = ()  # lucid.sparse's class (set there): a .grad may be sparse, as in PyTorch (SparseAdam)
 _INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.uint16, mx.uint32, mx.uint64))
 
 
