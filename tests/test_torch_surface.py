@@ -114,9 +114,6 @@ TODO = {
     '': """
         JITException bit
     """.split(),
-    'optim': """
-        SparseAdam
-    """.split(),
     'Tensor': """
         coalesce dense_dim index indices is_coalesced sparse_dim sparse_mask values
     """.split(),

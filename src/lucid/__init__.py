@@ -69,6 +69,7 @@ nn.modules.syncbatchnorm.register_collective(distributed.sync_batch_norm_collect
 from .serialization import load, save  # noqa: E402
 from .utils.data import Generator  # noqa: E402
 from .utils.data._generator import default_generator  # noqa: E402
+from . import random  # noqa: E402  (torch.random: seeds, states, fork_rng)
 from .distributions.draws import binomial, poisson  # noqa: E402
 from .func import vmap  # noqa: E402
 from . import viz  # noqa: E402  (graphviz itself is imported only when draw_graph is called)

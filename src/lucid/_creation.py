@@ -6,6 +6,8 @@ keep their dtype (a float64 numpy array stays float64, which ``mx.array`` alone 
 from __future__ import annotations
 
 import builtins
+import functools
+import inspect
 import math
 from numbers import Number
 
@@ -70,6 +72,21 @@ def _shape(size) -> tuple:
     return tuple(builtins.int(s) for s in size)
 
 
+def size_keyword(fn):
+    """``fn(*size, ...)`` that also takes its size as the keyword ``size=`` (a sequence), as PyTorch's factories do
+    (``torch.ones(size=(2, 3))``); its signature stays ``fn``'s."""
+    lead = sum(p.kind == p.POSITIONAL_OR_KEYWORD for p in inspect.signature(fn).parameters.values())  # a method's self
+
+    @functools.wraps(fn)
+    def factory(*args, **kwargs):
+        if "size" in kwargs:
+            if len(args) > lead:
+                raise TypeError(f"{fn.__name__.lstrip('_')}() got multiple values for argument 'size'")
+            args = (*args, kwargs.pop("size"))
+        return fn(*args, **kwargs)
+    return factory
+
+
 def _factory(make, size, dtype, device, requires_grad, default=None):
     """``make(shape, dtype)`` after the checks every factory shares: the device, and a shape MLX can allocate
     (no negative dims, not more than the machine's memory: see ``_dtype.check_new_shape``)."""
@@ -85,16 +102,19 @@ def _factory(make, size, dtype, device, requires_grad, default=None):
     return _finish(make(shape, dtype), requires_grad)
 
 
+@size_keyword
 def zeros(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     """A tensor of ``size`` filled with 0 (``size`` as separate ints or one sequence)."""
     return _factory(mx.zeros, size, dtype, device, requires_grad)
 
 
+@size_keyword
 def ones(*size, dtype=None, device=None, requires_grad: bool = False, out=None) -> Tensor:
     """A tensor of ``size`` filled with 1 (``size`` as separate ints or one sequence)."""
     return _factory(mx.ones, size, dtype, device, requires_grad)
 
 
+@size_keyword
 def empty(*size, dtype=None, device=None, requires_grad: bool = False, out=None, memory_format=None) -> Tensor:
     """MLX has no uninitialised memory: this is ``zeros`` (MLX has one layout: ``memory_format`` is accepted)."""
     return _factory(mx.zeros, size, dtype, device, requires_grad)
@@ -163,6 +183,7 @@ def _key(generator) -> mx.array:
     return next_key() if generator is None else generator.next_key()
 
 
+@size_keyword
 def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Uniform on [0, 1)."""
     # MLX's uniform sampler has no float64 kernel: draw float32 and cast
@@ -170,17 +191,22 @@ def rand(*size, dtype=None, device=None, requires_grad: bool = False, generator=
                                                    key=_key(generator)).astype(d), size, dtype, device, requires_grad)
 
 
+@size_keyword
 def randn(*size, dtype=None, device=None, requires_grad: bool = False, generator=None) -> Tensor:
     """Standard normal."""
     return _factory(lambda s, d: mx.random.normal(shape=s, dtype=d, key=_key(generator)), size, dtype, device,
                     requires_grad)
 
 
-def randint(low, high=None, size=None, dtype=None, device=None, requires_grad: bool = False,
+def randint(low=None, high=None, size=None, dtype=None, device=None, requires_grad: bool = False,
             generator=None) -> Tensor:
     """Integers in [low, high); ``randint(high, size)`` starts at 0."""
     if size is None:
         low, high, size = 0, low, high
+    elif high is None:  # randint(high, size=...)
+        low, high = 0, low
+    elif low is None:  # randint(high=..., size=...)
+        low = 0
     if low >= high:  # MLX would fill the tensor with ``low``
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
     return _factory(lambda s, d: mx.random.randint(low, high, shape=s, key=_key(generator)).astype(d), (tuple(size),),

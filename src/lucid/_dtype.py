@@ -267,16 +267,55 @@ def to_numpy_dtype(dt):
     return _MX_TO_NUMPY.get(dt, np.dtype("float32"))
 
 
-def parse_to_args(args, dtype=None, device=None) -> tuple:
-    """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)`` -> (dtype, device) (Tensor and Module)."""
-    for a in args:
-        if isinstance(a, mx.Dtype):
-            dtype = a
-        elif hasattr(a, "dtype") and hasattr(a, "_storage"):  # a Tensor: take its dtype
-            dtype = a.dtype
-        else:
-            device = a
-    return dtype, device
+_TO_SIGNATURES = ("\n * (device device = None, dtype dtype = None, bool non_blocking = False, bool copy = False, *, "
+                  "memory_format memory_format = None)\n * (dtype dtype, bool non_blocking = False, bool copy = False, "
+                  "*, memory_format memory_format = None)\n * (Tensor tensor, bool non_blocking = False, bool copy = "
+                  "False, *, memory_format memory_format = None)")
+_TO_KEYWORDS = ("device", "dtype", "non_blocking", "copy", "memory_format")
+
+
+def _is_tensor(a) -> builtins.bool:
+    return hasattr(a, "dtype") and hasattr(a, "_storage")
+
+
+def _type_name(a) -> str:
+    return "dtype" if isinstance(a, mx.Dtype) else "Tensor" if _is_tensor(a) else type(a).__name__
+
+
+def parse_to(args, kwargs) -> tuple:
+    """``to``'s arguments, by PyTorch's three overloads: ``(device=None, dtype=None, non_blocking=False,
+    copy=False)``, ``(dtype, non_blocking=False, copy=False)``, ``(tensor, non_blocking=False, copy=False)``, each
+    with the keyword ``memory_format``. Returns (device, dtype, non_blocking, copy, memory_format), copy None where
+    not given (``Module.to`` refuses it given at all). Anything that fits none of them (a dtype given twice, a bool
+    where a dtype goes, a list, a name lucid lacks) raises PyTorch's TypeError, before anything is converted."""
+    def invalid():
+        got = [_type_name(a) for a in args] + [f"{k}={_type_name(v)}" for k, v in kwargs.items()]
+        return TypeError(f"to() received an invalid combination of arguments - got ({', '.join(got)}), but "
+                         f"expected one of:{_TO_SIGNATURES}")
+
+    first = args[0] if args else None
+    if not kwargs and len(args) == 1 and isinstance(first, mx.Dtype):  # to(dtype): most calls
+        return None, first, False, None, None
+    if any(k not in _TO_KEYWORDS for k in kwargs):
+        raise invalid()
+    if args and (isinstance(first, mx.Dtype) or _is_tensor(first)):  # the dtype or the tensor overload
+        names = ("dtype", "non_blocking", "copy")
+        if "device" in kwargs or "dtype" in kwargs:
+            raise invalid()
+    elif first is None or isinstance(first, (str, device, builtins.int)) and not isinstance(first, builtins.bool):
+        names = ("device", "dtype", "non_blocking", "copy")
+    else:
+        raise invalid()
+    if len(args) > len(names) or any(k in kwargs for k in names[:len(args)]):
+        raise invalid()
+    given = {**dict(zip(names, args)), **kwargs}
+    dtype, dev = given.get("dtype"), given.get("device")
+    if _is_tensor(first):
+        dtype, dev = first.dtype, first.device
+    if dtype is not None and not isinstance(dtype, mx.Dtype) or any(
+            not isinstance(given.get(k, False), builtins.bool) for k in ("non_blocking", "copy")):
+        raise invalid()
+    return dev, dtype, given.get("non_blocking", False), given.get("copy"), given.get("memory_format")
 
 
 # ------------------------------------------------------------------------------------------ dtype information

@@ -66,6 +66,7 @@ class Size(tuple):
         return n
 
 
+sparse_grad_types: tuple = ()  # lucid.sparse's class (set there): a .grad may be sparse, as in PyTorch (SparseAdam)
 _INDEX_DTYPES = frozenset((mx.int64, mx.int32, mx.int16, mx.int8, mx.uint8, mx.uint16, mx.uint32, mx.uint64))
 
 
@@ -492,7 +493,7 @@ class Tensor:
     @grad.setter
     def grad(self, value):
         if value is not None:
-            if not isinstance(value, Tensor):
+            if not isinstance(value, Tensor) and not isinstance(value, sparse_grad_types):
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
                                 f"{type(value).__name__}")
             if tuple(value.shape) != tuple(self.shape):
@@ -513,6 +514,8 @@ class Tensor:
         """Clear ``.grad`` between backward calls: set it to None (default) or fill it with zeros in place."""
         if set_to_none or self._grad is None:
             self._grad = None
+        elif not isinstance(self._grad, Tensor):  # a sparse gradient (assigned by hand): no entries left
+            self._grad.zero_()
         else:
             g = self._grad
             g._storage.data = mx.zeros_like(g._storage.data)

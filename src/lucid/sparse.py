@@ -18,7 +18,7 @@ import math
 import mlx.core as mx
 import numpy as np
 
-from . import _threads
+from . import _tensor, _threads
 from ._checks import checked_index, is_known, mark_known
 from ._creation import tensor, zeros
 from ._surface import attach
@@ -238,6 +238,14 @@ class SparseTensor:
 
     def requires_grad_(self, requires_grad: bool = True) -> "SparseTensor":
         self._vals.requires_grad_(requires_grad)
+        return self
+
+    def zero_(self) -> "SparseTensor":
+        """In place: no entries left (PyTorch's sparse ``zero_``; how ``zero_grad(set_to_none=False)`` clears a sparse
+        gradient)."""
+        self._idx = _wrap(mx.zeros((self.sparse_dim(), 0), mx.int64))
+        self._vals = self._vals.detach()[:0]
+        self._coalesced, self._rows = True, None
         return self
 
     # ----------------------------------------------------------------------------------------------- arithmetic
@@ -478,4 +486,5 @@ attach("to_sparse", _to_sparse)
 attach("to_sparse_coo", _to_sparse_coo)
 attach("to_dense", _dense_to_dense)
 attach("is_sparse", False)
+_tensor.sparse_grad_types = (SparseTensor,)  # a dense tensor's .grad may be sparse (lucid._tensor's hook)
 attach("layout", strided)

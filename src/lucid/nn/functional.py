@@ -15,6 +15,7 @@ from ..ops.unpool import *  # noqa: F401,F403,E402
 from ..ops.loss_margin import *  # noqa: F401,F403,E402
 from .._tensor import Tensor  # noqa: F401,E402  (PyTorch exports torch.Tensor as nn.functional.Tensor)
 from ..ops.aten_forms import conv_tbc  # noqa: F401,E402
+from . import grad  # noqa: F401,E402  (PyTorch's nn.functional re-exports the nn.grad module)
 
 from .._params import describe_all as _describe_all  # noqa: E402
 

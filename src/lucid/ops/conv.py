@@ -32,8 +32,9 @@ import mlx.core as mx
 import numpy as np
 
 from .._dtype import promote
-from .._tensor import Tensor
+from .._tensor import Tensor, _wrap
 from ._core import defop, expect_tensor
+from .fft import complex as _complex, imag, real
 from .index import _scalar_name
 from ..autograd.function import vmapping
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
@@ -392,6 +393,19 @@ _conv_wgrad = defop("convolution_backward_weight", _conv_wgrad_fwd, node="Convol
     lambda v, ans, x, g, *options: _conv(x, v, *options[:-1])))
 
 
+def _zero_grad(g, ans, t, *_):
+    return _wrap(mx.zeros(t.shape, t.dtype))
+
+
+# a convolution over no input channels: an empty output, and zero gradients for the input, the weight and the bias
+# (PyTorch's: they are in the graph, and step() sees zeros, not None)
+_conv_no_channels = defop("convolution", lambda x, w, b, shape: mx.zeros(shape, x.dtype), save=None,
+                          node="ConvolutionBackward0", vjp=(
+                              lambda g, ans, x, w, b, shape: _zero_grad(g, ans, x),
+                              lambda g, ans, x, w, b, shape: _zero_grad(g, ans, w),
+                              lambda g, ans, x, w, b, shape: _zero_grad(g, ans, b)))
+
+
 def _check_weight(fn, x, weight, bias, groups, n, transposed):
     if weight.ndim != n + 2:
         raise RuntimeError(f"{fn}: expected weight to be {n + 2}-dimensional, but got weight of size "
@@ -423,6 +437,18 @@ def _check_weight(fn, x, weight, bias, groups, n, transposed):
     if bias is not None and tuple(bias.shape) != (out_c,):
         raise RuntimeError(f"Given weight of size {list(weight.shape)}, expected bias to be 1-dimensional with "
                            f"{out_c} elements, but got bias of size {list(bias.shape)} instead")
+
+
+def _conv_any(x, w, bias, options) -> Tensor:
+    """``_conv`` plus the bias; a complex convolution as three real ones (MLX convolves only real numbers), by
+    Gauss's trick as PyTorch's: with x = a + ib and w = c + id, x * w = (ac - bd) + i((a + b)(c + d) - ac - bd). The
+    real and imaginary parts are differentiable ops, so the gradients are PyTorch's (conjugate) ones."""
+    if not x.is_complex():
+        return _conv(x, w, *options) if bias is None else _conv_bias(x, w, bias, *options)
+    a, b, c, d = real(x), imag(x), real(w), imag(w)
+    ac, bd = _conv(a, c, *options), _conv(b, d, *options)
+    out = _complex(ac - bd, _conv(a + b, c + d, *options) - ac - bd)
+    return out if bias is None else out + bias.reshape(-1, *[1] * (x.ndim - 2))
 
 
 # ---------------------------------------------------------------------------------------------------- convolution
@@ -458,11 +484,11 @@ def _convnd(n, fn, input, weight, bias, stride, padding, dilation, groups) -> Te
                            "size can't be greater than actual input size")
     if weight.shape[1] == 0:  # no input channels: PyTorch's empty convolution has no channels either (and MLX's
         # convolution dies of a floating-point exception on it)
-        out_size = [(p - d * (k - 1) - 1) // s + 1 for p, d, k, s in zip(padded, dilation, ksize, stride)]
-        out = x.reshape(x.shape[0], 0, *[1] * n).expand(x.shape[0], 0, *out_size)
+        out_size = tuple((p - d * (k - 1) - 1) // s + 1 for p, d, k, s in zip(padded, dilation, ksize, stride))
+        out = _conv_no_channels(x, weight, bias, (x.shape[0], 0, *out_size))
         return out.reshape(out.shape[1:]) if unbatched else out
     options = (stride, lo, hi, dilation, (1,) * n, groups, False)
-    out = _conv(x, weight, *options) if bias is None else _conv_bias(x, weight, bias, *options)
+    out = _conv_any(x, weight, bias, options)
     return out.reshape(out.shape[1:]) if unbatched else out
 
 
@@ -521,8 +547,7 @@ def _conv_transposend(n, fn, input, weight, bias, stride, padding, output_paddin
                            f"size per channel: ({' x '.join(map(str, size))}). Output size is too small")
     # the x-gradient of the convolution that ``weight`` (C_in, C_out/G, *k) defines from C_out to C_in channels
     options = ((1,) * n, lo, hi, dilation, stride, groups, True)
-    w = _swap_groups(weight, groups)
-    out = _conv(x, w, *options) if bias is None else _conv_bias(x, w, bias, *options)
+    out = _conv_any(x, _swap_groups(weight, groups), bias, options)
     return out.reshape(out.shape[1:]) if unbatched else out
 
 

@@ -178,3 +178,13 @@ def embedding_bag_with_aux(weight, indices, offsets, scale_grad_by_freq: bool = 
     best = mx.take_along_axis(safe[..., None], first[:, None, :], axis=1).squeeze(1)
     max_indices = mx.where(mx.any(keep, axis=1)[:, None], best, 0).astype(mx.int64)
     return output, offset2bag, bag_size, _wrap(max_indices)
+
+
+def native_embedding_bag(weight, indices, offsets, scale_grad_by_freq: bool = False, mode: int = 0,
+                         sparse: bool = False, per_sample_weights=None, include_last_offset: bool = False,
+                         padding_idx: int = -1) -> tuple:
+    """PyTorch's native ``torch._embedding_bag`` (and ``_embedding_bag_forward_only``), which ``torch.embedding_bag``
+    calls once it has made ``padding_idx`` non-negative: ``embedding_bag_with_aux`` where a negative ``padding_idx``
+    means no padding row (in ``torch.embedding_bag`` -1 is the last row)."""
+    return embedding_bag_with_aux(weight, indices, offsets, scale_grad_by_freq, mode, sparse, per_sample_weights,
+                                  include_last_offset, None if padding_idx is None or padding_idx < 0 else padding_idx)

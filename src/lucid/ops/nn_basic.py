@@ -259,14 +259,17 @@ def _scatter_rows(g, idx, scale, num):
     """The weight's gradient: each index's gradient row added into its row of a (num, dim) zero canvas (repeated
     indices accumulate), times ``scale`` (0 at padding_idx, 1/count with scale_grad_by_freq) when given."""
     rows = g.reshape(-1, g.shape[-1])
-    if scale is not None:
-        rows = rows * scale
+    if scale is not None:  # a padding row gets none, even of a NaN gradient (PyTorch skips it, 0 * NaN is NaN)
+        rows = mx.where(scale == 0, 0, rows * scale)
     return mx.zeros((num, rows.shape[-1]), g.dtype).at[idx.reshape(-1)].add(rows)
 
 
 def _scatter_rows_vjp(gg, ans, g, idx, scale, num):
     rows = _embedding(gg, idx, None)
-    return rows if scale is None else rows * _wrap(scale.reshape(idx.shape + (1,)))
+    if scale is None:
+        return rows
+    scale = _wrap(scale.reshape(idx.shape + (1,)))
+    return where(scale == 0, 0.0, rows * scale)
 
 
 # index and scale are MLX arrays, so a released node keeps them (and only the weight's shape)

@@ -12,6 +12,7 @@ from __future__ import annotations
 __all__ = ["bernoulli", "multinomial", "numel", "is_tensor", "is_floating_point", "is_complex", "set_printoptions",
            "result_type", "broadcast_shapes"]
 
+import inspect
 import math
 
 import mlx.core as mx
@@ -29,6 +30,7 @@ def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
     return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
 
 
+@_creation.size_keyword
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
     return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
@@ -42,11 +44,13 @@ def _new(self, *args, dtype=None, device=None):
     return _new_empty(self, *(args or (0,)), dtype=dtype, device=device)
 
 
+@_creation.size_keyword
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
     return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
 
 
+@_creation.size_keyword
 def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """MLX has no uninitialised memory: zeros."""
     return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
@@ -385,14 +389,20 @@ def broadcast_shapes(*shapes):
 
 
 # ---------------------------------------------------------------------------------------------------- casts
-def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=False, memory_format=None):
-    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``."""
-    from .._dtype import check_device, parse_to_args
-    dtype, device = parse_to_args(args, dtype, device)
+def _to_method(self, *args, **kwargs):
+    """``t.to(dtype)``, ``t.to(device)``, ``t.to(device, dtype)``, ``t.to(other_tensor)``, each optionally followed
+    by ``non_blocking`` and ``copy`` (and the keyword ``memory_format``), as PyTorch's overloads."""
+    from .._dtype import check_device, parse_to
+    device, dtype, _, copy, _ = parse_to(args, kwargs)
     if device is not None:
         check_device(device, dtype or self.dtype)
     out = self if dtype is None else cast(self, dtype)
     return out.clone() if copy and out is self else out
+
+
+# shown as PyTorch's first overload; ``to(dtype, ...)`` and ``to(tensor, ...)`` are parsed too (_dtype.parse_to)
+_to_method.__signature__ = inspect.signature(
+    lambda self, device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None: None)
 
 
 attach("to", _to_method)

@@ -17,6 +17,7 @@ from .optimizer import Optimizer, required
 from .rprop import Rprop
 from ._stateless import swap_in_optimizer_params_and_state
 from .sgd import SGD
+from .sparse_adam import SparseAdam
 
 __all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Adamax", "NAdam", "RAdam", "RMSprop", "Adagrad", "Adadelta",
-           "Rprop", "ASGD", "Lion", "LBFGS", "Adafactor", "Muon", "swap_in_optimizer_params_and_state", "lr_scheduler", "swa_utils", "required"]
+           "Rprop", "ASGD", "SparseAdam", "Lion", "LBFGS", "Adafactor", "Muon", "swap_in_optimizer_params_and_state", "lr_scheduler", "swa_utils", "required"]

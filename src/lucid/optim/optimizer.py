@@ -405,6 +405,8 @@ class Optimizer:
                     continue
                 if set_to_none:
                     p._grad = None
+                elif not isinstance(g, Tensor):  # a sparse gradient (assigned by hand): no entries left
+                    g.zero_()
                 else:
                     if g._node is not None:
                         g.detach_()
@@ -451,6 +453,8 @@ class Optimizer:
                 g = p._grad
                 if g is None:
                     continue
+                if not isinstance(g, Tensor):  # a sparse COO gradient, assigned by hand
+                    raise RuntimeError(f"{type(self).__name__} does not support sparse gradients")
                 x, ga = p._storage.data, g._storage.data
                 dt = x.dtype
                 if not (ga.shape == x.shape and ga.dtype == dt and dt in ok):

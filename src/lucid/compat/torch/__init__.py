@@ -34,7 +34,7 @@ from .._alias import install as _install
 # lucid.compat.torch.<x> is lucid.<x> unless compat has its own module <x> (see the docstring)
 _install(_AliasFinder(__name__, "lucid"))
 
-from . import amp, autograd, cuda, distributed, nn, jit, onnx, testing  # noqa: E402,F401
+from . import _C, amp, autograd, cuda, distributed, nn, jit, onnx, testing  # noqa: E402,F401
 from . import serialization  # noqa: E402
 from ._compiled import compile  # noqa: E402,A001
 from .amp import autocast  # noqa: E402  (torch.autocast is torch.amp.autocast: "cuda" without CUDA disables itself)
@@ -42,6 +42,8 @@ autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old
 from .serialization import load, save  # noqa: E402
 from ._errors import AcceleratorError, FatalError, GradScaler, OutOfMemoryError  # noqa: E402,F401
 
+from lucid.ops.embedding_bag import native_embedding_bag as _embedding_bag  # noqa: E402
+_embedding_bag_forward_only = _embedding_bag  # (PyTorch's variant that skips saving for backward: lucid saves lazily)
 from lucid import _legacy as _legacy_types  # noqa: E402
 _LEGACY_NAMES = {getattr(_legacy_types, n).dtype: n for n in _legacy_types.__all__}
 from lucid.autograd import is_anomaly_check_nan_enabled, is_anomaly_enabled  # noqa: E402,F401

@@ -13,14 +13,9 @@ class _Conversions:
     def to(self, *args, **kwargs) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating and complex parameters and
         buffers take the dtype; integer buffers keep theirs."""
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if "copy" in kwargs:
+        device, dtype, _, copy, _ = _dtype.parse_to(args, kwargs)
+        if copy is not None:  # (PyTorch's _parse_to: a module's tensors are converted in place)
             raise RuntimeError(".to() does not accept copy argument")
-        if kwargs or any(isinstance(a, bool) for a in args):  # a bool is Tensor.to's non_blocking, not Module.to's
-            got = sorted(kwargs) if kwargs else [type(a).__name__ for a in args]
-            raise TypeError(f"to() received an invalid combination of arguments: {got}")
-        dtype, device = _dtype.parse_to_args(args, dtype, device)
         if dtype is not None and not (_dtype.is_floating(dtype) or _dtype.is_complex(dtype)):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype=lucid.{_dtype.dtype_name(dtype)}")

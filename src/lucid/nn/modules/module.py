@@ -372,6 +372,9 @@ class Module(_Conversions):
             if set_to_none:
                 p._grad = None
                 continue
+            if not isinstance(g, Tensor):  # a sparse gradient (assigned by hand): no entries left
+                g.zero_()
+                continue
             if g.grad_fn is not None:
                 g.detach_()
             else:

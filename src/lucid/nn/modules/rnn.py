@@ -137,6 +137,17 @@ def run_layers(mode: str, x: Tensor, states: list, params: list, num_layers: int
 
 
 # ---------------------------------------------------------------------------------------------------- layers
+_PROJ_ONLY_LSTM = "proj_size argument is only supported for LSTM, not RNN or GRU"
+
+
+def _only_lstm_projects(cls: str, kwargs: dict) -> None:
+    """RNN and GRU refuse ``proj_size`` (any value) with PyTorch's ValueError; other unknown keywords as Python."""
+    if "proj_size" in kwargs:
+        raise ValueError(_PROJ_ONLY_LSTM)
+    if kwargs:
+        raise TypeError(f"{cls}.__init__() got an unexpected keyword argument '{next(iter(kwargs))}'")
+
+
 class RNNBase(Module):
     """The multi-layer, optionally bidirectional recurrence shared by RNN, LSTM and GRU (``mode`` is "RNN_TANH",
     "RNN_RELU", "LSTM" or "GRU"). Parameters per layer k and direction (suffix "" or "_reverse"):
@@ -176,6 +187,8 @@ class RNNBase(Module):
             raise ValueError("proj_size should be a positive integer or zero to disable projections")
         if proj_size >= hidden_size:
             raise ValueError("proj_size has to be smaller than hidden_size")
+        if proj_size > 0 and mode != "LSTM":
+            raise ValueError(_PROJ_ONLY_LSTM)
         if mode not in _GATES:
             raise ValueError("Unrecognized RNN mode: " + mode)
         self.mode = mode
@@ -217,6 +230,12 @@ class RNNBase(Module):
 
     def flatten_parameters(self) -> None:
         """Nothing to do (PyTorch packs the weights for cuDNN here); kept so that ported code runs."""
+
+    @property
+    def _flat_weights(self) -> list:
+        """The weights in PyTorch's flat order, as they are now (a weight that ``weight_norm`` or a parametrization
+        computes is its current tensor, not a Parameter; None where a name is unset)."""
+        return [getattr(self, name, None) for name in self._flat_weights_names]
 
     @property
     def all_weights(self) -> list[list[Parameter]]:
@@ -345,7 +364,8 @@ class RNN(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
                  bias: bool = True, batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False,
-                 device=None, dtype=None):
+                 device=None, dtype=None, **kwargs):
+        _only_lstm_projects("RNN", kwargs)
         if nonlinearity not in ("tanh", "relu"):
             raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or 'relu'.")
         super().__init__("RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU", input_size, hidden_size, num_layers,
@@ -409,7 +429,8 @@ class GRU(RNNBase):
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
                  batch_first: bool = False, dropout: float = 0.0, bidirectional: bool = False, device=None,
-                 dtype=None):
+                 dtype=None, **kwargs):
+        _only_lstm_projects("GRU", kwargs)
         super().__init__("GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout, bidirectional,
                          device=device, dtype=dtype)
 
