@@ -43,9 +43,10 @@ from . import _grad_mode as gm
 
 class Storage:
     """The array of a tensor (shared by ``detach()``, ``.data`` and ``Parameter(t)``), its version counter, and
-    the live views taken of it (None until there is one)."""
+    the live views taken of it (None until there is one). ``address``: unset until ``data_ptr()`` asks for one
+    (lucid.ops.storage)."""
 
-    __slots__ = ("data", "version", "views")
+    __slots__ = ("data", "version", "views", "address")
 
 
 class SharedStorage(Storage):
