@@ -19,8 +19,12 @@ same element, which is what code comparing them checks.
 **What lucid does not model.** A storage cannot grow (``set_`` past its end raises PyTorch's out-of-bounds error
 where PyTorch would enlarge the storage); it is never in shared memory (``is_shared()`` is False, and there is no
 ``share_memory_``: lucid has no multiprocessing that could share it); its bytes are not reinterpreted as another
-dtype (``set_`` of an ``UntypedStorage`` of other elements raises). lucid's version counter belongs to the storage
-(``Tensor._version``), so after ``set_`` the tensor reads its new storage's counter, where PyTorch's keeps its own.
+dtype (``set_`` of an ``UntypedStorage`` of other elements raises).
+
+**set_.** The tensor becomes an alias of the place it is given (as ``detach()`` of a view is one): it reads and
+writes that memory, has no view history (``_base`` is None) and keeps its own version counter, bumped by ``set_``
+as PyTorch bumps it. A write through it also bumps the counter of the storage it writes into, so tensors saved for
+backward from that storage notice the write (PyTorch would compute with the new values silently).
 """
 from __future__ import annotations
 
@@ -288,19 +292,6 @@ def _target(self, source, storage_offset, size, stride) -> Tensor:
         return as_strided(root, size, stride, storage_offset)
 
 
-def _leave_place(self) -> None:
-    """``self`` is about to take other memory: it stops being a view, the views taken of it keep its old memory
-    (as after ``x.data = y``), and its old storage's version goes up (saved tensors notice the change)."""
-    _views.leave(self, _wrap)
-    old = self._storage
-    if old.views is not None:
-        stand_in = _on_box(old)
-        for v in old.views.prune():
-            if v._extra.view_of.base is self:
-                v._extra.view_of.base = stand_in
-    old.version += 1
-
-
 def _set_(self, source=None, storage_offset: int = 0, size=None, stride=None) -> Tensor:
     """Make this tensor use the memory of ``source`` (a Tensor: its storage, size and offset, or with
     ``storage_offset``/``size``/``stride`` another place in its storage; a storage: all of it as a 1-d tensor, or
@@ -321,11 +312,14 @@ def _set_(self, source=None, storage_offset: int = 0, size=None, stride=None) ->
     if gm.state.grad and (self._requires_grad or src_rg):
         old = _wrap(self._storage.data, self._node, self._requires_grad, self._output_nr)
         recorded = _set_node(old, source if src_rg else old, target._storage.data)
-    _leave_place(self)
+    # self leaves its place (a view stops being one; the views taken of it keep its old memory), its version goes
+    # up (saved tensors notice), and it becomes an alias of the target's place in the target's root storage
+    _views.leave(self, _wrap)
+    _views.new_memory(self, self._storage, _wrap)
+    self._storage.version += 1
     info = _views.info_of(target)
-    self._storage = target._storage
-    if info is not None:  # memory inside a root: self becomes an alias of that place, as detach() of a view is
-        _views.make_view(self, target, None, None, alias=True)
+    root, steps = (target._storage, ()) if info is None else (info.root, info.steps)
+    _views.make_alias(self, root, steps, target._storage.data)
     if recorded is not None:
         _views.rebind_grad_fn(self, recorded._node, recorded._output_nr, True)
         recorded._node.rebind_output(self._storage)
