@@ -220,3 +220,19 @@ def _alias_write_history(m):
 
 def test_a_recorded_write_through_an_alias_gives_it_the_history_as_torch():
     assert _alias_write_history(lucid) == _alias_write_history(torch)
+
+
+def _new_storages(m):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        typed = m.TypedStorage(3, dtype=m.float64)
+        given = m.TypedStorage([1.0, 2.5], dtype=m.float64)
+    untyped = m.UntypedStorage(5)
+    t = m.zeros(1, dtype=m.float64).set_(given)
+    t.mul_(2)
+    return (typed.size(), str(typed.dtype).rsplit(".", 1)[1], untyped.nbytes(), given.tolist(), t.tolist(),
+            m.zeros(1, dtype=m.float64).set_(typed).shape[0])
+
+
+def test_new_storages_as_torch():
+    assert _new_storages(lucid) == _new_storages(torch)

@@ -37,7 +37,7 @@ import warnings
 import mlx.core as mx
 
 from .. import _grad_mode as gm
-from .. import _legacy, _threads, _views
+from .. import _creation, _legacy, _threads, _views
 from .._surface import attach
 from .._tensor import Tensor, _wrap
 from ._core import defop
@@ -96,13 +96,25 @@ def _data_ptr(self) -> int:
 
 # ---------------------------------------------------------------------------------------------------- storages
 class UntypedStorage:
-    """The bytes of a tensor's storage (``Tensor.untyped_storage()``). Two of them compare equal exactly when they
-    are the same storage, as PyTorch's (which hands out one object per storage) do."""
+    """The bytes of a tensor's storage (``Tensor.untyped_storage()``), or ``size`` new zero bytes. Two of them
+    compare equal exactly when they are the same storage, as PyTorch's (which hands out one object per storage)
+    do.
+
+    :param size: the number of bytes of a new storage.
+    :param device: accepted for PyTorch's signature (lucid's default device).
+    """
 
     __slots__ = ("_box", "device")
 
-    def __init__(self, box, device):
-        self._box, self.device = box, device
+    def __init__(self, size: int = 0, *, device=None):
+        t = _creation.zeros(size, dtype=mx.uint8)
+        self._box, self.device = t._storage, t.device
+
+    @classmethod
+    def _of(cls, box, device) -> "UntypedStorage":
+        s = object.__new__(cls)
+        s._box, s.device = box, device
+        return s
 
     def __eq__(self, other):
         return isinstance(other, UntypedStorage) and other._box is self._box
@@ -143,13 +155,26 @@ class UntypedStorage:
 
 
 class TypedStorage:
-    """A tensor's storage read as elements of its dtype (``Tensor.storage()``, deprecated in PyTorch in favour of
-    ``untyped_storage()``)."""
+    """A tensor's storage read as elements of its dtype (``Tensor.storage()``), or a new one: ``size`` zeros, or the
+    values of a sequence. Deprecated in PyTorch, with its warning, in favour of ``UntypedStorage``.
+
+    :param data: the number of elements of a new storage, or a sequence of its values.
+    :param dtype: the element type (default: the default dtype).
+    :param device: accepted for PyTorch's signature (lucid's default device).
+    """
 
     __slots__ = ("_untyped_storage", "dtype")
 
-    def __init__(self, untyped: UntypedStorage, dtype):
-        self._untyped_storage, self.dtype = untyped, dtype
+    def __init__(self, data=0, *, dtype=None, device=None):
+        _warn_typed()
+        t = _creation.zeros(data, dtype=dtype) if isinstance(data, int) else _creation.tensor(data, dtype=dtype)
+        self._untyped_storage, self.dtype = UntypedStorage._of(t._storage, t.device), t.dtype
+
+    @classmethod
+    def _of(cls, untyped: UntypedStorage, dtype) -> "TypedStorage":
+        s = object.__new__(cls)
+        s._untyped_storage, s.dtype = untyped, dtype
+        return s
 
     @property
     def device(self):
@@ -206,20 +231,25 @@ def is_storage(obj) -> bool:
 _typed_warned = [False]
 
 
-def _untyped_storage(self) -> UntypedStorage:
-    """This tensor's storage as bytes: the root's for a view (see ``lucid.ops.storage``)."""
-    return UntypedStorage(_root_box(self), self.device)
-
-
-def _storage(self) -> TypedStorage:
-    """This tensor's storage as elements of its dtype (deprecated in PyTorch: ``untyped_storage()``)."""
+def _warn_typed() -> None:
+    """PyTorch's deprecation warning for TypedStorage, once per process as PyTorch gives it."""
     if not _typed_warned[0]:
         _typed_warned[0] = True
         warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the "
                       "only storage class. This should only matter to you if you are using storages directly.  To "
                       "access UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=2)
-    return TypedStorage(_untyped_storage(self), self.dtype)
+                      UserWarning, stacklevel=3)
+
+
+def _untyped_storage(self) -> UntypedStorage:
+    """This tensor's storage as bytes: the root's for a view (see ``lucid.ops.storage``)."""
+    return UntypedStorage._of(_root_box(self), self.device)
+
+
+def _storage(self) -> TypedStorage:
+    """This tensor's storage as elements of its dtype (deprecated in PyTorch: ``untyped_storage()``)."""
+    _warn_typed()
+    return TypedStorage._of(_untyped_storage(self), self.dtype)
 
 
 # ---------------------------------------------------------------------------------------------------- set_
