@@ -39,7 +39,7 @@ import mlx.core as mx
 from .. import _grad_mode as gm
 from .. import _creation, _legacy, _threads, _views
 from .._surface import attach
-from .._tensor import Tensor, _wrap
+from .._tensor import Size, Tensor, _wrap
 from ._core import defop
 from .strided import as_strided
 
@@ -151,7 +151,7 @@ class UntypedStorage:
         return _item(self.tolist(), i, self.nbytes())
 
     def __repr__(self) -> str:
-        return _show(self.tolist(), f"lucid.UntypedStorage(device={self.device}) of size {self.nbytes()}")
+        return _show(self.tolist(), f"{_face()}UntypedStorage(device={self.device}) of size {self.nbytes()}")
 
 
 class TypedStorage:
@@ -209,7 +209,7 @@ class TypedStorage:
         return _item(self.tolist(), i, self.size())
 
     def __repr__(self) -> str:
-        return _show(self.tolist(), f"lucid.TypedStorage(dtype={self.dtype}, device={self.device}) of size "
+        return _show(self.tolist(), f"{_face()}TypedStorage(dtype={self.dtype}, device={self.device}) of size "
                                     f"{self.size()}")
 
 
@@ -217,6 +217,11 @@ def _item(values: list, i: int, n: int):
     if not -n <= i < n:
         raise IndexError(f"index {i} out of range for storage of size {n}")
     return values[i]
+
+
+def _face() -> str:
+    """Where the storage classes live under the name the program uses (``torch.storage.`` under ``lucid run``)."""
+    return "torch.storage." if Size.face == "torch" else "lucid."
 
 
 def _show(values: list, what: str) -> str:
