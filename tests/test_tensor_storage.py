@@ -236,3 +236,22 @@ def _new_storages(m):
 
 def test_new_storages_as_torch():
     assert _new_storages(lucid) == _new_storages(torch)
+
+
+def _set_to_itself_and_to_its_own_part(m):
+    x = _arange(m)
+    x.set_(x)
+    x.add_(1)
+    y = _arange(m)
+    v = y[0]
+    y.set_(y[1])
+    y.mul_(10)
+    with m.inference_mode():
+        i = m.ones(2)
+    with pytest.raises(RuntimeError) as err, m.no_grad():
+        i.set_(m.zeros(3))
+    return x.tolist(), y.tolist(), v.tolist(), str(err.value)
+
+
+def test_set_to_itself_to_its_own_part_and_on_an_inference_tensor_as_torch():
+    assert _set_to_itself_and_to_its_own_part(lucid) == _set_to_itself_and_to_its_own_part(torch)

@@ -340,8 +340,7 @@ def _set_(self, source=None, storage_offset: int = 0, size=None, stride=None) ->
     :param stride: the step in the storage along each dimension, in elements (default: row-major for ``size``).
     """
     target = _target(self, source, storage_offset, size, stride)
-    if gm.state.grad:
-        self._check_inplace(False)
+    self._check_inplace(False)
     src_rg = isinstance(source, Tensor) and source._requires_grad
     recorded = None
     if gm.state.grad and (self._requires_grad or src_rg):
