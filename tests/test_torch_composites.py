@@ -116,6 +116,16 @@ def test_views_and_predicates_match_torch():
     check_grads(lambda t: t.sum_to_size(1, 3), leaf(2, 3))
 
 
+def test_adjoint_and_vdot_conjugate_complex_tensors_as_torch():
+    # complex inputs take the conjugate (mH, adjoint, H, vdot's first argument), which once raised AttributeError
+    rng = np.random.default_rng(0)
+    z = rng.normal(size=(2, 3, 4)) + 1j * rng.normal(size=(2, 3, 4))
+    x, tx = lucid.tensor(z.astype(np.complex64)), torch.tensor(z.astype(np.complex64))
+    for ours, theirs in ((x.mH, tx.mH), (lucid.adjoint(x), torch.adjoint(tx)), (x[0].H, tx[0].H),
+                         (lucid.vdot(x[0, 0], x[1, 0]), torch.vdot(tx[0, 0], tx[1, 0]))):
+        np.testing.assert_allclose(ours.numpy(), theirs.resolve_conj().numpy(), rtol=1e-6, atol=1e-6)
+
+
 def test_pdist_trapezoid_isin_vander_match_torch():
     x = leaf(5, 3, requires_grad=False)
     tx = _t(x)

@@ -227,6 +227,8 @@ class _Lucid:
         if isinstance(obj, (list, tuple)):  # a namedtuple (PackedSequence) as its fields
             return type(obj)(self.real_value(o) for o in obj) if type(obj) in (list, tuple) else \
                 tuple(self.real_value(o) for o in obj)
+        if isinstance(obj, self.lt.TypedStorage):  # compared by value, as torch's TypedStoragePair does
+            return self.torch.tensor(obj.tolist(), dtype=self.real_value(obj.dtype)).storage()
         if type(obj) in (dict, collections.OrderedDict) or isinstance(obj, (self.lt.nn.ParameterDict,
                                                                                self.lt.nn.ModuleDict)):
             return {k: self.real_value(v) for k, v in obj.items()}  # (a state_dict is an OrderedDict)

@@ -31,6 +31,7 @@ from .ops.linalg_lu import lu_unpack, torch_lu as lu, torch_lu_solve as lu_solve
 from .ops.linalg_extra import cholesky_inverse, matrix_exp, triangular_solve  # noqa: F401
 from .ops.householder import geqrf, orgqr, ormqr  # noqa: F401
 from .ops.tensor_api import *  # noqa: F401,F403
+from .ops.storage import *  # noqa: F401,F403  (UntypedStorage, TypedStorage, is_storage)
 from .ops.composites import *  # noqa: F401,F403  (ravel, column_stack, rot90, tensor_split, nansum, ...)
 from .ops.aten_forms import *  # noqa: F401,F403  (torch.conv2d, torch.dropout, ..., absolute, addcmul, sgn, ...)
 from .ops.stats import *  # noqa: F401,F403

@@ -572,18 +572,12 @@ class Tensor:
         if self._requires_grad and not _dtype.can_require_grad(arr.dtype):
             raise RuntimeError("data set to a tensor that requires gradients must be floating point or complex dtype")
         old = self._storage
+        _views.new_memory(self, old, _wrap)
         st = _new(SharedStorage)
         st.data = arr
         st.views = None
         st.counter = counter_of(old)
         self._storage = st
-        if old.views is not None:  # views taken of this tensor write into the old storage from now on
-            stand_in = _wrap(old.data)
-            stand_in._storage = old
-            for v in old.views.prune():
-                info = v._extra.view_of
-                if info.base is self:
-                    info.base = stand_in
 
     @data.deleter
     def data(self):
@@ -638,11 +632,8 @@ class Tensor:
         new = self._conform_inplace(new)
         bump = bump and (ex is None or not ex.data_alias)
         if view is not None:
-            if view.alias:  # no history: the root's memory changes, unrecorded
-                root = view.root
-                with gm.no_grad():
-                    root.data = _views.write_through(root.data, view.steps, new, _wrap)
-                after_write(root, bump)
+            if view.alias:  # the root's memory changes, unrecorded; the alias takes the write's history
+                _views.write_alias(self, view, new, bump, _wrap)
                 evaluate_later(self, write=True)
             else:  # the base's write re-derives every live view of the root, this one included
                 view.base._inplace(lambda b: _views.into_base(view, b, new), via_view=True, bump=bump)

@@ -43,9 +43,10 @@ from . import _grad_mode as gm
 
 class Storage:
     """The array of a tensor (shared by ``detach()``, ``.data`` and ``Parameter(t)``), its version counter, and
-    the live views taken of it (None until there is one)."""
+    the live views taken of it (None until there is one). ``address``: unset until ``data_ptr()`` asks for one
+    (lucid.ops.storage)."""
 
-    __slots__ = ("data", "version", "views")
+    __slots__ = ("data", "version", "views", "address")
 
 
 class SharedStorage(Storage):
@@ -163,6 +164,54 @@ def write_into(b, steps, new):
 def write_through(root_data, steps, new, wrap):
     """The root's new data after writing ``new`` into the view that ``steps`` take (unrecorded)."""
     return write_into(wrap(root_data), steps, new)._storage.data
+
+
+def write_alias(t, info, new, bump: bool, wrap) -> None:
+    """A write of ``new`` through the alias ``t`` (``detach()``/``.data`` of a view, a tensor after ``set_``): the
+    root's memory changes without history, the root's version goes up (and ``t``'s own, when ``set_`` left it one),
+    and ``t`` takes the write's history when ``new`` has one, as PyTorch records the write on the tensor written."""
+    root = info.root
+    with gm.no_grad():
+        root.data = write_through(root.data, info.steps, new, wrap)
+    if bump:
+        root.version += 1
+        own = counter_of(t._storage)
+        if own is not counter_of(root):
+            own.version += 1
+    if root.views is not None:
+        refresh(root, False, wrap)
+    if new._node is not None:
+        rebind_grad_fn(t, new._node, new._output_nr, True)
+        new._node.rebind_output(t._storage)
+
+
+def make_alias(t, root: Storage, steps: tuple, data) -> None:
+    """``t`` (``set_``) reads and writes the place ``steps`` take in the root storage ``root`` (its value now:
+    ``data``), as an alias without history that keeps its own version counter, as a PyTorch tensor does."""
+    st = object.__new__(SharedStorage)
+    st.data = data
+    st.views = None
+    st.counter = counter_of(t._storage)
+    t._storage = st
+    t._ex().view_of = ViewInfo(None, root, steps, False, True, None)
+    if root.views is None:
+        root.views = LiveViews()
+    root.views.add(t)
+
+
+def new_memory(t, old: Storage, wrap) -> None:
+    """``t`` is about to leave its storage ``old`` for other memory (``x.data = y``, ``set_``): an alias stops
+    following its root, and the views taken of ``t`` so far keep the old memory (they write into it from now on)."""
+    info = info_of(t)
+    if info is not None and info.alias:
+        leave(t, wrap)
+    if old.views is not None:
+        stand_in = wrap(old.data)
+        stand_in._storage = old
+        for v in old.views.prune():
+            vi = v._extra.view_of
+            if vi.base is t:
+                vi.base = stand_in
 
 
 # Tensor._extra.inference_view of a view taken in inference mode whose base (or another view of it) was then

@@ -20,7 +20,7 @@ from . import elementwise as _ew
 from . import reduce as _red
 from . import scan as _scan
 from . import shape as _sh
-from .fft import imag
+from .fft import conj, imag
 from .linalg import diag, tensordot
 
 __all__ = ["ravel", "positive", "column_stack", "diagflat", "inner", "vdot", "dist", "rot90", "tensor_split",
@@ -77,7 +77,7 @@ def vdot(input, other) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensor [{input.shape[0]}] and src [{other.shape[0]}] "
                            "to have the same number of elements, but got "
                            f"{input.shape[0]} and {other.shape[0]} elements respectively")
-    return _red.sum(_ew.mul(_ew.conj(input) if input.is_complex() else input, other))
+    return _red.sum(_ew.mul(conj(input) if input.is_complex() else input, other))
 
 
 @declare(method=True)
@@ -336,7 +336,7 @@ def adjoint(input) -> Tensor:
                            if input.ndim == 1 else
                            "tensor.adjoint() is only supported on matrices or batches of matrices. Got 0-D tensor.")
     t = _sh.transpose(input, -2, -1)
-    return _ew.conj(t) if input.is_complex() else t
+    return conj(t) if input.is_complex() else t
 
 
 @declare(method=True)

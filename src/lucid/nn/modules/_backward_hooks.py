@@ -34,7 +34,12 @@ class _BackwardHookState:
                           "since no inputs require gradients. See https://docs.pytorch.org/docs/main/generated/"
                           "torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more details.",
                           stacklevel=5)
-            self.run_hooks((None,) * self.n_inputs)
+            for hook in self.hooks:  # there is no grad_input to replace: a hook may only give back Nones
+                result = hook(self.module, (None,) * self.n_inputs, grads)
+                if result is not None and not (isinstance(result, tuple) and all(r is None for r in result)):
+                    raise RuntimeError("Backward hook for Modules where no input requires gradient should always "
+                                       "return None or None for all gradients.")
+            self.grad_output = None
         return grads
 
     def run_hooks(self, grad_input: tuple) -> tuple:
@@ -58,8 +63,10 @@ def _check_hook_result(result, grads: tuple, what: str) -> tuple:
     return result
 
 
-class _BackwardHookFn(Function):
-    """Identity on a module's input or output tensors; its backward is where the module's backward hooks run."""
+class BackwardHookFunction(Function):
+    """Identity on a module's input or output tensors; its backward is where the module's backward hooks run. (Its
+    name is PyTorch's: it appears in errors, ``Output 0 of BackwardHookFunction is a view ...``, and as the
+    ``BackwardHookFunctionBackward`` grad_fn of the tensors it passes.)"""
 
     @staticmethod
     def forward(ctx, state, stage, *tensors):
@@ -77,15 +84,20 @@ class _BackwardHookFn(Function):
 
 
 def _wrap_tensors(value, state, stage):
-    """Pass the Tensors in ``value`` (a Tensor or a tuple/list holding some) through one _BackwardHookFn node."""
-    items = [value] if isinstance(value, Tensor) else list(value) if isinstance(value, (tuple, list)) else []
+    """Pass the Tensors in ``value`` (a Tensor or a tuple holding some) through one BackwardHookFunction node. As in
+    PyTorch, tensors inside another container (a dict or a list output) are not seen, and such an output is warned
+    about: the backward hooks will not run for it."""
+    if stage == "output" and not isinstance(value, (Tensor, tuple)):
+        warnings.warn("For backward hooks to be called, module output should be a Tensor or a tuple of Tensors but "
+                      f"received {type(value)}", stacklevel=4)
+    items = [value] if isinstance(value, Tensor) else list(value) if isinstance(value, tuple) else []
     positions = [i for i, v in enumerate(items) if isinstance(v, Tensor)]
     if stage == "input":
         state.n_inputs = len(positions)
     if not positions:
         return value
     tensors = [items[i] for i in positions]
-    outs = _BackwardHookFn.apply(state, stage, *tensors)
+    outs = BackwardHookFunction.apply(state, stage, *tensors)
     if stage == "input":
         state.inputs_recorded = any(t.requires_grad for t in tensors) and gm.state.grad
     for i, o in zip(positions, outs):

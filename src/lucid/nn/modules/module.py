@@ -449,7 +449,9 @@ class Module(_Conversions):
         for hook in self._state_dict_hooks.values():
             result = hook(self, destination, prefix, local_metadata)
             if result is not None:
-                destination = result
+                if getattr(hook, "_from_public_api", False):
+                    raise RuntimeError("state_dict post-hook must return None")
+                destination = result  # the private form's result replaces the dict (kept only at the root)
         return destination
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
@@ -582,10 +584,16 @@ class Module(_Conversions):
         return add_hook(self._state_dict_pre_hooks, hook)
 
     def register_state_dict_post_hook(self, hook) -> RemovableHandle:
-        """``hook(module, state_dict, prefix, local_metadata)`` after; it may edit ``state_dict`` in place."""
+        """``hook(module, state_dict, prefix, local_metadata) -> None`` after; it may edit ``state_dict`` in place."""
+        hook._from_public_api = True  # (PyTorch's mark: such a hook may not return a new dict)
         return add_hook(self._state_dict_hooks, hook)
 
-    _register_state_dict_hook = register_state_dict_post_hook
+    def _register_state_dict_hook(self, hook) -> RemovableHandle:
+        """PyTorch's older form, whose hook may return a new dict (honoured for the module state_dict is called on)."""
+        if getattr(hook, "_from_public_api", False):
+            raise RuntimeError("Cannot register the same function as the state dict post hook that was previously "
+                               "registered via register_state_dict_post_hook")
+        return add_hook(self._state_dict_hooks, hook)
 
     def register_load_state_dict_pre_hook(self, hook) -> RemovableHandle:
         """``hook(module, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)``
