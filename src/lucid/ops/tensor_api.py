@@ -18,20 +18,21 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .. import _checks, _creation, _dtype, _legacy
+from .. import _checks, _creation, _dtype, _legacy, _meta
 from .._surface import attach
 from .._tensor import Size, Tensor, _wrap
 from .elementwise import cast
 
 
 # ---------------------------------------------------------------------------------------------------- new_*
-def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
-    return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+def _like(self: Tensor, dtype, requires_grad: bool, device) -> dict:
+    return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad,
+                device=_creation.like_device(self, device))
 
 
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.zeros(*size, **_like(self, dtype, requires_grad, device))
 
 
 def _new(self, *args, dtype=None, device=None):
@@ -44,25 +45,25 @@ def _new(self, *args, dtype=None, device=None):
 
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
-    return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.ones(*size, **_like(self, dtype, requires_grad, device))
 
 
 def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """MLX has no uninitialised memory: zeros."""
-    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.zeros(*size, **_like(self, dtype, requires_grad, device))
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     """``fill_value`` in ``size``, with this tensor's dtype unless ``dtype`` is given."""
-    return _creation.full(size, fill_value, device=device, **_like(self, dtype, requires_grad))
+    return _creation.full(size, fill_value, **_like(self, dtype, requires_grad, device))
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given."""
     if isinstance(data, Tensor):
         data = data.detach()
-    return _creation.tensor(data, device=device, **_like(self, dtype, requires_grad))
+    return _creation.tensor(data, **_like(self, dtype, requires_grad, device))
 
 
 # ---------------------------------------------------------------------------------------------------- random fills
@@ -390,9 +391,25 @@ def _to_method(self, *args, dtype=None, device=None, copy=False, non_blocking=Fa
     from .._dtype import check_device, parse_to_args
     dtype, device = parse_to_args(args, dtype, device)
     if device is not None:
-        check_device(device, dtype or self.dtype)
+        to_meta = check_device(device, dtype or self.dtype).type == "meta"
+        if to_meta != self.is_meta:  # to the meta device (a placeholder), or out of it (there is nothing to copy)
+            return _meta_move(self, dtype, to_meta)
     out = self if dtype is None else cast(self, dtype)
     return out.clone() if copy and out is self else out
+
+
+def _meta_move(self: Tensor, dtype, to_meta: bool) -> Tensor:
+    """``self`` (a real tensor) on the meta device: a new meta leaf of its shape and dtype (or ``dtype``)."""
+    if not to_meta:
+        raise NotImplementedError(_meta.NO_DATA)
+    return _wrap(_meta.placeholder(self.shape, self.dtype if dtype is None else dtype))
+
+
+def _cpu_method(self: Tensor, memory_format=None) -> Tensor:
+    """``self`` (MLX's unified memory: there is no copy to make); a meta tensor has no values to copy."""
+    if self.is_meta:
+        raise NotImplementedError(_meta.NO_DATA)
+    return self
 
 
 attach("to", _to_method)
@@ -407,7 +424,7 @@ attach("short", lambda self: cast(self, mx.int16), "``self`` as int16.")
 attach("char", lambda self: cast(self, mx.int8), "``self`` as int8.")
 attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
 attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
-attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
+attach("cpu", _cpu_method)
 attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
 
 

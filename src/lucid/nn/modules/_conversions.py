@@ -1,38 +1,92 @@
-"""``Module``'s dtype and device conversions (``to``, ``float``, ``double``, ``half``, ``bfloat16``, ``type``, ``cpu``,
-``cuda``): each applies a Tensor conversion to every parameter and buffer through the module's ``_apply``. A mixin
-of ``Module`` (kept apart so that module.py stays short)."""
+"""``Module``'s dtype and device conversions (``to``, ``to_empty``, ``float``, ``double``, ``half``, ``bfloat16``,
+``type``, ``cpu``, ``cuda``): each applies a Tensor conversion to every parameter and buffer through the module's
+``_apply``; and the replica that DataParallel makes. A mixin of ``Module`` (kept apart so that module.py stays
+short)."""
 from __future__ import annotations
 
 import mlx.core as mx
 
-from ... import _dtype
+from ... import _creation, _dtype
 from ..._tensor import Tensor
+
+
+# Module.to's three forms, as PyTorch's error lists them
+_TO_FORMS = ("\n * (lucid.device device = None, lucid.dtype dtype = None, bool non_blocking = False)"
+             "\n * (lucid.dtype dtype, bool non_blocking = False)"
+             "\n * (Tensor tensor, bool non_blocking = False)")
+
+
+def _parse_to(args: tuple, kwargs: dict) -> tuple:
+    """(device, dtype) of ``Module.to(*args, **kwargs)``, or PyTorch's TypeError for arguments that fit none of its
+    forms (``to([])``, ``to(device, True)``)."""
+    if "copy" in kwargs:
+        raise RuntimeError(".to() does not accept copy argument")
+    kw = {k: v for k, v in kwargs.items() if k not in ("device", "dtype", "non_blocking", "memory_format")}
+    device, dtype = kwargs.get("device"), kwargs.get("dtype")
+    first = args[0] if args else None
+    if isinstance(first, Tensor):  # to(tensor): its dtype and device
+        device, dtype, rest = first.device, first.dtype, args[1:]
+    elif isinstance(first, mx.Dtype):
+        dtype, rest = first, args[1:]
+    else:  # to(device, dtype, non_blocking)
+        if args:
+            device = first
+        if len(args) > 1:
+            dtype = args[1]
+        rest = args[2:]
+    fits = (not kw and len(rest) <= 1 and all(isinstance(a, bool) for a in rest)
+            and (device is None or isinstance(device, (str, _dtype.device))
+                 or (isinstance(device, int) and not isinstance(device, bool)))
+            and (dtype is None or isinstance(dtype, mx.Dtype)) and isinstance(kwargs.get("non_blocking", False), bool))
+    if not fits:
+        got = ", ".join([type(a).__name__ for a in args] + [f"{k}={type(v).__name__}" for k, v in kwargs.items()])
+        raise TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:"
+                        + _TO_FORMS)
+    return (None if device is None else _dtype.check_device(device, dtype or mx.float32)), dtype
 
 
 class _Conversions:
     def to(self, *args, **kwargs) -> "Module":
         """``to(dtype)``, ``to(device)``, ``to(device, dtype)``, ``to(tensor)``: floating and complex parameters and
-        buffers take the dtype; integer buffers keep theirs."""
-        dtype, device = kwargs.pop("dtype", None), kwargs.pop("device", None)
-        kwargs.pop("non_blocking", None)
-        if "copy" in kwargs:
-            raise RuntimeError(".to() does not accept copy argument")
-        if kwargs or any(isinstance(a, bool) for a in args):  # a bool is Tensor.to's non_blocking, not Module.to's
-            got = sorted(kwargs) if kwargs else [type(a).__name__ for a in args]
-            raise TypeError(f"to() received an invalid combination of arguments: {got}")
-        dtype, device = _dtype.parse_to_args(args, dtype, device)
+        buffers take the dtype; integer buffers keep theirs. Parameters and buffers move to or from the meta device
+        (a meta module cannot move to a real device this way: ``to_empty`` gives it memory)."""
+        device, dtype = _parse_to(args, kwargs)
         if dtype is not None and not (_dtype.is_floating(dtype) or _dtype.is_complex(dtype)):
             raise TypeError(f"nn.Module.to only accepts floating point or complex dtypes, but got desired "
                             f"dtype=lucid.{_dtype.dtype_name(dtype)}")
-        if device is not None:
-            _dtype.check_device(device, dtype or mx.float32)
 
         def convert(t: Tensor) -> Tensor:
-            if dtype is not None and (t.is_floating_point() or t.is_complex()):
-                return t.to(dtype)
-            return t
+            d = dtype if dtype is not None and (t.is_floating_point() or t.is_complex()) else None
+            if device is None or (device.type == "meta") == t.is_meta:
+                return t if d is None else t.to(d)
+            try:
+                return t.to(device, d)
+            except NotImplementedError as e:
+                raise NotImplementedError(f"{e} Please use lucid.nn.Module.to_empty() instead of lucid.nn.Module.to() "
+                                          "when moving module from meta to a different device.") from None
 
         return self._apply(convert)
+
+    def to_empty(self, *, device, recurse: bool = True) -> "Module":
+        """Give every parameter and buffer new, uninitialized storage on ``device`` (lucid fills it with zeros) of
+        the same shape and dtype: how a module built on the meta device gets memory (then initialize it, or load a
+        state dict). Parameters keep their identity.
+
+        :param device: where the new storage lives (``"cpu"``, ``"gpu"``, or ``"meta"`` to drop the values).
+        :param recurse: also the submodules' parameters and buffers (False: this module's own only)."""
+        return self._apply(lambda t: _creation.empty_like(t, device=device), recurse=recurse)
+
+    def _replicate_for_data_parallel(self) -> "Module":
+        """A shallow replica, as PyTorch's DataParallel makes one per device: it shares the attributes, has copies
+        of the buffer and submodule dicts, and no parameters of its own (the replicating code sets each one,
+        typically as a view of the original's, so gradients flow back to the original)."""
+        replica = self.__new__(type(self))
+        replica.__dict__ = self.__dict__.copy()
+        replica._parameters = {}
+        replica._buffers = replica._buffers.copy()
+        replica._modules = replica._modules.copy()
+        replica._is_replica = True
+        return replica
 
     def _cast_floating(self, dtype) -> "Module":
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
