@@ -29,6 +29,17 @@ used = [False]  # whether any placeholder was ever made: until then the ops skip
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 
 
+def read_error(read: str) -> Exception:
+    """PyTorch's error for reading a meta tensor's values: by ``item()`` (and ``bool``, ``float``, ``int``), by
+    ``numpy()``, or by any other copy (``tolist()``, ``.to("cpu")``)."""
+    if read == "item":
+        return RuntimeError("Tensor.item() cannot be called on meta tensors")
+    if read == "numpy":
+        return TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                         "host memory first.")
+    return NotImplementedError(NO_DATA)
+
+
 def placeholder(shape, dtype) -> mx.array:
     """A new placeholder array of ``shape`` and ``dtype`` (one element of memory)."""
     used[0] = True

@@ -266,23 +266,20 @@ class Tensor:
         ``detach()``-ed first, as in PyTorch."""
         if self._requires_grad and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        if self.is_meta:
-            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
-                            "host memory first.")
-        return self._to_numpy()
+        return self._to_numpy("numpy")
 
-    def _values(self) -> mx.array:
+    def _values(self, read: str = "copy") -> mx.array:
         """The array, about to be read on the host (``_with_pending``); integer arrays are remembered as known
-        (indices checked at once from now on: lucid._checks)."""
+        (indices checked at once from now on: lucid._checks). A meta tensor raises PyTorch's error for ``read``."""
         if self.is_meta:
-            raise NotImplementedError(_meta.NO_DATA)
+            raise _meta.read_error(read)
         a = _with_pending(self._storage.data)
         if a.dtype in _INDEX_DTYPES:
             _checks.mark_known(a)
         return a
 
-    def _to_numpy(self) -> np.ndarray:
-        a = self._values()
+    def _to_numpy(self, read: str = "copy") -> np.ndarray:
+        a = self._values(read)
         if a.dtype == mx.bfloat16:
             a = a.astype(mx.float32)
         return _threads.to_numpy(a)
@@ -336,18 +333,12 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self._storage.data.size != 1:
             raise RuntimeError(f"a Tensor with {self._storage.data.size} elements cannot be converted to Scalar")
-        self._check_not_meta()
-        return _threads.item(self._values())
+        return _threads.item(self._values("item"))
 
     def __bool__(self):
         if self._storage.data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        self._check_not_meta()
-        return bool(_threads.item(self._values()))
-
-    def _check_not_meta(self):
-        if self.is_meta:
-            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
+        return bool(_threads.item(self._values("item")))
 
     # ValueError as in PyTorch (not item()'s RuntimeError): callers such as matplotlib catch ValueError/TypeError
     def __float__(self):
@@ -359,8 +350,7 @@ class Tensor:
     def _scalar(self):
         if self._storage.data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        self._check_not_meta()
-        return _threads.item(self._values())
+        return _threads.item(self._values("item"))
 
     def __index__(self):
         if not mx.issubdtype(self.dtype, mx.integer) or self.numel() != 1:
@@ -368,38 +358,6 @@ class Tensor:
         return int(self.item())
 
     __hash__ = object.__hash__
-
-    def __repr__(self):
-        if self.is_meta:  # no values to show: PyTorch's "..." and the size (and any dtype but the default)
-            shown = (_dtype.get_default_dtype(),)
-            return "Tensor(" + ", ".join(["...", "device='meta'", f"size={tuple(self.shape)}"] +
-                                         self._repr_extras(shown)) + ")"
-        a = self._to_numpy()
-        body = np.array2string(a, separator=", ", prefix="Tensor(")  # (lucid.set_printoptions sets numpy's)
-        return "Tensor(" + ", ".join([body] + ([f"size={tuple(a.shape)}"] if a.size == 0 else []) +
-                                     self._repr_extras((mx.float32, mx.int64, mx.bool_))) + ")"
-
-    def _repr_extras(self, implied_dtypes: tuple) -> list:
-        extras = []
-        if self.dtype not in implied_dtypes:
-            extras.append(f"dtype=lucid.{_dtype.dtype_name(self.dtype)}")
-        if self._node is not None:
-            extras.append(f"grad_fn=<{self._node.name()}>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
-        return extras
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
-        # one-element tensor given a format spec (PyTorch raises TypeError there)
-        n = self._storage.data.size
-        if self.is_meta:  # (PyTorch's TypeError for a format spec: there is no number to format)
-            return object.__format__(self, spec) if spec else repr(self)
-        if self.ndim == 0 or (spec and n == 1):
-            return format(_threads.item(self._values()), spec)
-        return object.__format__(self, spec)
 
     # ------------------------------------------------------------------------------------------------ autograd
     def _ex(self) -> _Extra:

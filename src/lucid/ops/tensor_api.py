@@ -18,7 +18,7 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .. import _checks, _creation, _dtype, _legacy, _meta
+from .. import _checks, _creation, _dtype, _legacy, _meta, _threads
 from .._surface import attach
 from .._tensor import Size, Tensor, _wrap
 from .elementwise import cast
@@ -320,6 +320,42 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     if "sci_mode" in opts:
         opts["suppress"] = opts.pop("sci_mode") is False
     np.set_printoptions(**opts)
+
+
+def _repr(self: Tensor) -> str:
+    """``Tensor([...], dtype=..., requires_grad=True)``; a meta tensor has no values: ``Tensor(..., device='meta',
+    size=(2, 3))``, as PyTorch prints it (with any dtype but the default)."""
+    if self.is_meta:
+        return "Tensor(" + ", ".join(["...", "device='meta'", f"size={tuple(self.shape)}"] +
+                                     _repr_extras(self, (_dtype.get_default_dtype(),))) + ")"
+    a = self._to_numpy()
+    body = np.array2string(a, separator=", ", prefix="Tensor(")  # (set_printoptions sets numpy's)
+    return "Tensor(" + ", ".join([body] + ([f"size={tuple(a.shape)}"] if a.size == 0 else []) +
+                                 _repr_extras(self, (mx.float32, mx.int64, mx.bool_))) + ")"
+
+
+def _repr_extras(self: Tensor, implied_dtypes: tuple) -> list:
+    extras = [] if self.dtype in implied_dtypes else [f"dtype=lucid.{_dtype.dtype_name(self.dtype)}"]
+    if self._node is not None:
+        extras.append(f"grad_fn=<{self._node.name()}>")
+    elif self._requires_grad:
+        extras.append("requires_grad=True")
+    return extras
+
+
+def _format(self: Tensor, spec: str) -> str:
+    # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
+    # one-element tensor given a format spec (PyTorch raises TypeError there, as both do for a meta tensor)
+    if self.is_meta:
+        return object.__format__(self, spec) if spec else repr(self)
+    if self.ndim == 0 or (spec and self._storage.data.size == 1):
+        return format(_threads.item(self._values()), spec)
+    return object.__format__(self, spec)
+
+
+attach("__repr__", _repr)
+attach("__str__", _repr)
+attach("__format__", _format)
 
 
 def _scalar_dtype(x):

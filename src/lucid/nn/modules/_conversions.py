@@ -60,7 +60,7 @@ class _Conversions:
             if device is None or (device.type == "meta") == t.is_meta:
                 return t if d is None else t.to(d)
             try:
-                return t.to(device, d)
+                return t.to(device=device, dtype=d)
             except NotImplementedError as e:
                 raise NotImplementedError(f"{e} Please use lucid.nn.Module.to_empty() instead of lucid.nn.Module.to() "
                                           "when moving module from meta to a different device.") from None
