@@ -56,6 +56,29 @@ def test_ops_give_meta_results_of_torch_shape_and_dtype(fn):
     assert tuple(out.shape) == tuple(ref.shape) and str(out.dtype).split(".")[-1] == str(ref.dtype).split(".")[-1]
 
 
+@pytest.mark.parametrize("fn", [
+    lambda m, w: w.max(1), lambda m, w: w.min(0, keepdim=True), lambda m, w: w.split(2, 1), lambda m, w: w.unbind(0),
+    lambda m, w: w.chunk(2), lambda m, w: m.var_mean(w, 1), lambda m, w: m.std_mean(w, 0, keepdim=True),
+], ids=["max", "min", "split", "unbind", "chunk", "var_mean", "std_mean"])
+def test_multi_output_ops_give_meta_pieces(fn):
+    torch = _torch()
+    outs, refs = fn(lucid, lucid.zeros(3, 4, device="meta")), fn(torch, torch.zeros(3, 4, device="meta"))
+    assert len(outs) == len(refs)
+    for o, r in zip(outs, refs):
+        assert o.is_meta and r.is_meta and tuple(o.shape) == tuple(r.shape)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "AdamW", "RMSprop", "Muon"])
+def test_optimizer_step_keeps_meta_parameters_and_state_meta(opt):
+    w = lucid.zeros(3, 2, device="meta", requires_grad=True)
+    o = getattr(lucid.optim, opt)([w], lr=0.1, **({"momentum": 0.9} if opt == "SGD" else {}))
+    for _ in range(2):
+        (lucid.randn(4, 3) @ w).sum().backward()
+        o.step()
+    assert w.is_meta and w.shape == (3, 2)
+    assert all(v.is_meta for v in o.state[w].values() if isinstance(v, lucid.Tensor) and v.ndim)
+
+
 def test_reading_values_raises_as_pytorch():
     torch = _torch()
     for make in (lambda m: m.zeros(2, 3, device="meta"), lambda m: m.zeros((), device="meta")):
