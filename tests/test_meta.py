@@ -213,6 +213,13 @@ def test_module_to_moves_to_meta_but_not_out_of_it():
     with pytest.raises(NotImplementedError) as got:
         net.to("cpu")
     assert str(got.value) == str(expected.value).replace("torch.", "lucid.")
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        torch.nn.Linear(2, 2, device="meta").cpu()
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor; no data!"):
+        net.cpu()
+    real = nn.Linear(2, 2)
+    weight = real.weight
+    assert real.cpu() is real and real.weight is weight
 
 
 def test_device_strings():

@@ -107,8 +107,9 @@ class _Conversions:
         return self._apply(lambda t: t.to(dst_type))
 
     def cpu(self) -> "Module":
-        """``self``: MLX's memory needs no copy (``Tensor.cpu()`` of every parameter and buffer is itself)."""
-        return self
+        """``Tensor.cpu()`` of every parameter and buffer: each is itself (MLX's memory needs no copy), and a meta
+        one raises, as in PyTorch (``to_empty`` gives a meta module memory)."""
+        return self._apply(lambda t: t.cpu())
 
     def cuda(self, device=None) -> "Module":
         """``Tensor.cuda(device)`` of every parameter and buffer, as PyTorch: ``self`` where MLX runs on CUDA,
