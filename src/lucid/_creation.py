@@ -215,8 +215,8 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
 def like_device(input, device):
     """The device of a ``*_like`` or ``new_*`` result: ``device``, else ``input``'s (a meta tensor's is meta, inside
     ``with lucid.device("meta")`` too), as in PyTorch."""
-    if device is None and (_meta.used[0] or _dtype._meta_default[0]):
-        return "meta" if input.is_meta else _dtype.array_device()
+    if device is None and (_meta.used[0] or _dtype.wants_meta(None)):
+        return "meta" if getattr(input, "is_meta", False) else _dtype.array_device()
     return device
 
 
