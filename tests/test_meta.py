@@ -59,7 +59,10 @@ def test_ops_give_meta_results_of_torch_shape_and_dtype(fn):
 @pytest.mark.parametrize("fn", [
     lambda m, w: w.max(1), lambda m, w: w.min(0, keepdim=True), lambda m, w: w.split(2, 1), lambda m, w: w.unbind(0),
     lambda m, w: w.chunk(2), lambda m, w: m.var_mean(w, 1), lambda m, w: m.std_mean(w, 0, keepdim=True),
-], ids=["max", "min", "split", "unbind", "chunk", "var_mean", "std_mean"])
+    lambda m, w: w.sort(1), lambda m, w: w.topk(2), lambda m, w: w.kthvalue(2, 0), lambda m, w: w.median(1),
+    lambda m, w: w.cummax(1), lambda m, w: (w.argsort(0),),
+], ids=["max", "min", "split", "unbind", "chunk", "var_mean", "std_mean", "sort", "topk", "kthvalue", "median",
+        "cummax", "argsort"])
 def test_multi_output_ops_give_meta_pieces(fn):
     torch = _torch()
     outs, refs = fn(lucid, lucid.zeros(3, 4, device="meta")), fn(torch, torch.zeros(3, 4, device="meta"))
