@@ -14,7 +14,7 @@ from numbers import Number
 import mlx.core as mx
 import numpy as np
 
-from . import _cpu_route, _dtype
+from . import _cpu_route, _dtype, _meta
 from ._threads import adopt_thread
 from ._random import manual_seed, next_key, seed  # noqa: F401  (manual_seed and seed are re-exported by lucid)
 from ._tensor import Tensor, _to_array, _wrap
@@ -96,6 +96,8 @@ def _factory(make, size, dtype, device, requires_grad, default=None):
     if device is not None:
         _dtype.check_device(device, dtype)
     shape = _dtype.check_new_shape(_shape(size), dtype)
+    if _dtype.wants_meta(device):  # no values to make (nor random numbers to draw, as in PyTorch)
+        return _finish(_meta.placeholder(shape, dtype), requires_grad)
     if dtype == mx.float64 and _cpu_route.gpu_default():  # (no context manager on the common path: it costs ~0.5 us)
         with _cpu_route.on_cpu():  # float64 on a GPU default: made on the CPU stream
             return _finish(make(shape, dtype), requires_grad)
@@ -236,40 +238,54 @@ def normal(mean=0.0, std=1.0, size=None, dtype=None, device=None, requires_grad:
                     device, requires_grad)
 
 
+def like_device(input, device):
+    """The device of a ``*_like`` or ``new_*`` result: ``device``, else ``input``'s (a meta tensor's is meta, inside
+    ``with lucid.device("meta")`` too), as in PyTorch."""
+    if device is None and (_meta.used[0] or _dtype.wants_meta(None)):
+        return "meta" if getattr(input, "is_meta", False) else _dtype.array_device()
+    return device
+
+
 def zeros_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Zeros of ``input``'s shape (and dtype, unless given)."""
-    return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return zeros(input.shape, dtype=dtype or input.dtype, device=like_device(input, device),
+                 requires_grad=requires_grad)
 
 
 def ones_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Ones of ``input``'s shape (and dtype, unless given)."""
-    return ones(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return ones(input.shape, dtype=dtype or input.dtype, device=like_device(input, device),
+                requires_grad=requires_grad)
 
 
 def empty_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """An uninitialized tensor of ``input``'s shape (lucid fills it with zeros)."""
-    return zeros(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return zeros(input.shape, dtype=dtype or input.dtype, device=like_device(input, device),
+                 requires_grad=requires_grad)
 
 
 def full_like(input, fill_value, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """``fill_value`` in ``input``'s shape (and dtype, unless given)."""
-    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return full(input.shape, fill_value, dtype=dtype or input.dtype, device=like_device(input, device),
+                requires_grad=requires_grad)
 
 
 def rand_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Uniform [0, 1) samples of ``input``'s shape."""
-    return rand(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return rand(input.shape, dtype=dtype or input.dtype, device=like_device(input, device),
+                requires_grad=requires_grad)
 
 
 def randn_like(input, dtype=None, device=None, requires_grad: bool = False, memory_format=None) -> Tensor:
     """Standard normal samples of ``input``'s shape."""
-    return randn(input.shape, dtype=dtype or input.dtype, device=device, requires_grad=requires_grad)
+    return randn(input.shape, dtype=dtype or input.dtype, device=like_device(input, device),
+                 requires_grad=requires_grad)
 
 
 def randint_like(input, low, high=None, dtype=None, device=None, requires_grad: bool = False,
                  memory_format=None) -> Tensor:
     """Random integers in [low, high) of ``input``'s shape (``randint_like(input, high)`` takes low = 0)."""
-    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=device,
+    return randint(low, high, tuple(input.shape), dtype=dtype or input.dtype, device=like_device(input, device),
                    requires_grad=requires_grad)
 
 

@@ -181,7 +181,11 @@ def check_dims(shape: tuple) -> None:
 # ---------------------------------------------------------------------------------------------------- devices
 class device:
     """Where MLX runs an op: ``device("cpu")`` or ``device("gpu")`` (Metal on Apple Silicon, CUDA on Linux builds
-    that have it). MLX arrays live in unified memory, so a tensor's device names the stream its ops run on."""
+    that have it). MLX arrays live in unified memory, so a tensor's device names the stream its ops run on.
+    ``device("meta")`` is PyTorch's meta device: tensors with a shape and a dtype but no values (lucid._meta).
+
+    As in PyTorch, a device is a context manager: inside ``with lucid.device("meta"):`` the factories (and the
+    layers, which call them) make tensors on that device unless told otherwise."""
 
     __slots__ = ("type", "index")
 
@@ -191,8 +195,9 @@ class device:
         name, _, idx = str(type).partition(":")
         if name == "mps" or name == "cuda":
             name = "gpu"  # PyTorch spellings port unchanged
-        if name not in ("cpu", "gpu"):
-            raise RuntimeError(f"Expected one of cpu, gpu, mps or cuda device type at start of device string: {type}")
+        if name not in ("cpu", "gpu", "meta"):
+            raise RuntimeError("Expected one of cpu, gpu, mps, cuda or meta device type at start of device string: "
+                               f"{type}")
         self.type = name
         self.index = builtins.int(idx) if idx else (index or 0)  # (`int` here is lucid's dtype)
 
@@ -209,9 +214,21 @@ class device:
     def __str__(self):
         return self.type
 
+    def __enter__(self) -> "device":
+        _outer_devices.append(get_default_device())
+        set_default_device(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        set_default_device(_outer_devices.pop())
+
     @property
     def mx(self) -> mx.Device:
         return mx.Device(mx.cpu if self.type == "cpu" else mx.gpu, self.index)
+
+
+_outer_devices: list = []  # the default devices that `with device(...)` blocks will restore, innermost last
+_meta_default = [False]  # set_default_device("meta"): factories make meta tensors (MLX's own default is kept)
 
 
 def gpu_available() -> bool:
@@ -236,6 +253,8 @@ def check_device(dev, dtype) -> device:
     """Validate a requested device for a tensor of ``dtype``; returns the device. float64 is accepted on the GPU:
     MLX's GPUs have none, so its ops run on the CPU stream (lucid._cpu_route)."""
     d = device(dev)
+    if d.type == "meta":
+        return d
     if d.type == "gpu" and not gpu_available():
         if isinstance(dev, str) and dev.startswith("cuda"):
             require_cuda()  # PyTorch's AssertionError, as x.cuda() (a device object no longer knows its spelling)
@@ -245,12 +264,25 @@ def check_device(dev, dtype) -> device:
 
 def get_default_device() -> device:
     """The device new tensors are made on (``set_default_device`` changes it)."""
+    return device("meta") if _meta_default[0] else array_device()
+
+
+def array_device() -> device:
+    """The device MLX runs ops on (that of every tensor that is not a meta tensor)."""
     return device("cpu" if mx.default_device().type == mx.cpu else "gpu")
 
 
 def set_default_device(dev) -> None:
-    """Set where ops run (MLX's default device)."""
-    mx.set_default_device(device(dev).mx if device(dev).type == "cpu" else check_device(dev, None).mx)
+    """Set where ops run (MLX's default device), or make factories build meta tensors (``"meta"``)."""
+    d = check_device(dev, None)
+    _meta_default[0] = d.type == "meta"
+    if d.type != "meta":
+        mx.set_default_device(d.mx)
+
+
+def wants_meta(dev) -> builtins.bool:
+    """Whether a factory given ``device=dev`` makes a meta tensor (``dev`` None: the default device's)."""
+    return _meta_default[0] if dev is None else device(dev).type == "meta"
 
 
 def from_numpy_dtype(dt) -> mx.Dtype:

@@ -18,7 +18,7 @@ import weakref
 import mlx.core as mx
 import numpy as np
 
-from . import _checks, _cpu_route, _dtype, _threads, _views
+from . import _checks, _cpu_route, _dtype, _meta, _threads, _views
 from ._checks import mark_known
 from ._threads import adopt_thread
 from ._pending import (MAX_PENDING_STEPS, MAX_PENDING_WRITES, _pending, _with_pending, backward_starting,  # noqa: F401
@@ -137,11 +137,12 @@ def _to_array(data, dtype=None, device=None) -> mx.array:
             a = a.astype(np.float32)
         arr = mx.array(a, dtype=target)
         mark_known(arr)  # made from host values: indices (and probabilities) are checked at once (lucid._checks)
+    meta = _meta.used[0] and _meta.is_meta(arr)  # a meta Tensor's data: the result is meta too
     if dtype is not None and arr.dtype != dtype:
         arr = _cpu_route.build(arr.astype, dtype)
     if device is not None:
         _dtype.check_device(device, arr.dtype)
-    return arr
+    return _meta.like(arr) if meta or _dtype.wants_meta(device) else arr
 
 
 def _flat(data):
@@ -231,7 +232,12 @@ class Tensor:
 
     @property
     def device(self) -> _dtype.device:
-        return _dtype.get_default_device()
+        return _dtype.device("meta") if self.is_meta else _dtype.array_device()
+
+    @property
+    def is_meta(self) -> bool:
+        """Whether this is a meta tensor: a shape and a dtype without values (``device="meta"``, lucid._meta)."""
+        return _meta.used[0] and _meta.is_meta(self._storage.data)
 
     def is_floating_point(self) -> bool:
         """True for float16/32/64 and bfloat16 tensors."""
@@ -261,18 +267,20 @@ class Tensor:
         ``detach()``-ed first, as in PyTorch."""
         if self._requires_grad and gm.state.grad:  # under no_grad PyTorch allows it
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.")
-        return self._to_numpy()
+        return self._to_numpy("numpy")
 
-    def _values(self) -> mx.array:
+    def _values(self, read: str = "copy") -> mx.array:
         """The array, about to be read on the host (``_with_pending``); integer arrays are remembered as known
-        (indices checked at once from now on: lucid._checks)."""
+        (indices checked at once from now on: lucid._checks). A meta tensor raises PyTorch's error for ``read``."""
+        if self.is_meta:
+            raise _meta.read_error(read)
         a = _with_pending(self._storage.data)
         if a.dtype in _INDEX_DTYPES:
             _checks.mark_known(a)
         return a
 
-    def _to_numpy(self) -> np.ndarray:
-        a = self._values()
+    def _to_numpy(self, read: str = "copy") -> np.ndarray:
+        a = self._values(read)
         if a.dtype == mx.bfloat16:
             a = a.astype(mx.float32)
         return _threads.to_numpy(a)
@@ -299,7 +307,9 @@ class Tensor:
 
     def __reduce_ex__(self, protocol):
         # PyTorch's pickle keeps the values and requires_grad only: a non-leaf comes back as a leaf (no history), the
-        # .grad and hooks are dropped
+        # .grad and hooks are dropped; a meta tensor keeps its shape and dtype
+        if self.is_meta:
+            return (_rebuild_meta, (tuple(self.shape), _dtype.dtype_name(self.dtype), self._requires_grad))
         return (_rebuild_tensor_from_numpy, _pickled_values(self._values()) + (self._requires_grad,))
 
     def __deepcopy__(self, memo):
@@ -324,12 +334,12 @@ class Tensor:
         """The value of a one-element tensor as a Python number."""
         if self._storage.data.size != 1:
             raise RuntimeError(f"a Tensor with {self._storage.data.size} elements cannot be converted to Scalar")
-        return _threads.item(self._values())
+        return _threads.item(self._values("item"))
 
     def __bool__(self):
         if self._storage.data.size != 1:
             raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
-        return bool(_threads.item(self._values()))
+        return bool(_threads.item(self._values("item")))
 
     # ValueError as in PyTorch (not item()'s RuntimeError): callers such as matplotlib catch ValueError/TypeError
     def __float__(self):
@@ -341,7 +351,7 @@ class Tensor:
     def _scalar(self):
         if self._storage.data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        return _threads.item(self._values())
+        return _threads.item(self._values("item"))
 
     def __index__(self):
         if not mx.issubdtype(self.dtype, mx.integer) or self.numel() != 1:
@@ -349,30 +359,6 @@ class Tensor:
         return int(self.item())
 
     __hash__ = object.__hash__
-
-    def __repr__(self):
-        a = self._to_numpy()
-        body = np.array2string(a, separator=", ", prefix="Tensor(")  # (lucid.set_printoptions sets numpy's)
-        extras = []
-        if a.size == 0:
-            extras.append(f"size={tuple(a.shape)}")
-        if self.dtype not in (mx.float32, mx.int64, mx.bool_):
-            extras.append(f"dtype=lucid.{_dtype.dtype_name(self.dtype)}")
-        if self._node is not None:
-            extras.append(f"grad_fn=<{self._node.name()}>")
-        elif self._requires_grad:
-            extras.append("requires_grad=True")
-        return "Tensor(" + ", ".join([body] + extras) + ")"
-
-    __str__ = __repr__
-
-    def __format__(self, spec):
-        # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
-        # one-element tensor given a format spec (PyTorch raises TypeError there)
-        n = self._storage.data.size
-        if self.ndim == 0 or (spec and n == 1):
-            return format(_threads.item(self._values()), spec)
-        return object.__format__(self, spec)
 
     # ------------------------------------------------------------------------------------------------ autograd
     def _ex(self) -> _Extra:
@@ -641,7 +627,7 @@ class Tensor:
                     new._node.rebind_output(_views.own_output(self._storage))
             return self
         st = self._storage
-        st.data = new._storage.data
+        st.data = _meta.written(st.data, new._storage.data) if _meta.used[0] else new._storage.data
         if not recording:  # under no_grad the tensor keeps its place in the graph (optimizer updates)
             after_write(st, bump)
             evaluate_later(self, write=True)
@@ -757,6 +743,11 @@ class Tensor:
 def _rebuild_tensor(arr: mx.array, requires_grad: bool) -> Tensor:
     """An unpickled (or deep-copied) tensor: a leaf holding ``arr``."""
     return _wrap(arr, None, requires_grad)
+
+
+def _rebuild_meta(shape: tuple, dtype: str, requires_grad: bool) -> Tensor:
+    """An unpickled meta tensor."""
+    return _wrap(_meta.placeholder(shape, _dtype.dtype_named(dtype)), None, requires_grad)
 
 
 def _pickled_values(a: mx.array) -> tuple:

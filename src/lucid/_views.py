@@ -38,7 +38,7 @@ from __future__ import annotations
 import re
 import weakref
 
-from . import _grad_mode as gm
+from . import _grad_mode as gm, _meta
 
 
 class Storage:
@@ -172,7 +172,8 @@ def write_alias(t, info, new, bump: bool, wrap) -> None:
     and ``t`` takes the write's history when ``new`` has one, as PyTorch records the write on the tensor written."""
     root = info.root
     with gm.no_grad():
-        root.data = write_through(root.data, info.steps, new, wrap)
+        arr = write_through(root.data, info.steps, new, wrap)
+        root.data = _meta.written(root.data, arr) if _meta.used[0] else arr  # a meta root stays meta
     if bump:
         root.version += 1
         own = counter_of(t._storage)

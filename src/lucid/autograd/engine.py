@@ -21,7 +21,7 @@ from collections.abc import Mapping
 
 import mlx.core as mx
 
-from .. import _checks, _cpu_route, _legacy, _sums
+from .. import _checks, _cpu_route, _legacy, _meta, _sums
 from .._grad_mode import is_compiling
 from .._tensor import Tensor, _shape_str, _size_str, _wrap, after_write, backward_starting, evaluate_later
 from .._dtype import dtype_name, is_complex
@@ -465,6 +465,8 @@ def _fast_walk(roots, seeds, retain_graph, create_graph, accumulate, targets, ca
                 continue
             if type(node) is AccumulateGrad:
                 g = grads[0]
+                if _meta.used[0] and g is not None and _meta.is_meta(node.variable._storage.data):
+                    g = _meta_grad(g)  # a meta leaf's .grad is meta (nothing computed from placeholders is kept)
                 if raw and captured is None and accumulate is _ALL and node._hooks is None:
                     var = node.variable  # the common leaf (a parameter, no hooks): .grad from the array directly
                     ex = var._extra
@@ -476,7 +478,7 @@ def _fast_walk(roots, seeds, retain_graph, create_graph, accumulate, targets, ca
                             var._grad = old + _wrap(g)
                         else:
                             st = old._storage
-                            st.data = st.data + g
+                            st.data = _meta.written(st.data, st.data + g) if _meta.used[0] else st.data + g
                             after_write(st, True)
                         continue
                 if raw:
@@ -593,6 +595,11 @@ def _finish(node, hooks, grads, in_grads, buffers, needed, retain_graph, raw, un
     if raw:
         in_grads = [g if g is None else g._storage.data for g in in_grads]
     _pass_on(buffers, node, node.next, in_grads, needed, raw, undefined)
+
+
+def _meta_grad(g):
+    """The gradient (an array, or a Tensor) of a meta leaf: a placeholder of its shape and dtype."""
+    return _meta.like(g) if isinstance(g, mx.array) else _wrap(_meta.like(g._storage.data))
 
 
 def _fresh(g: Tensor, create_graph: bool) -> Tensor:
@@ -758,5 +765,6 @@ def _accumulate(var: Tensor, g: Tensor, create_graph: bool) -> None:
         var._grad = old + g
     else:
         st = old._storage
-        st.data = st.data + g._storage.data
+        new = st.data + g._storage.data
+        st.data = _meta.written(st.data, new) if _meta.used[0] else new
         after_write(st, True)

@@ -155,12 +155,20 @@ def torch_dtype_str(d) -> str:
 
 def tensor_repr(self: Tensor) -> str:
     """``repr(t)`` as PyTorch's (see the module docstring)."""
-    a = self._to_numpy()
     prefix = "tensor("
     indent = len(prefix)
     default = get_default_dtype()
-    suffixes = []
-    if a.size == 0:
+    if self.is_meta:  # no values: "...", the device and the size
+        a = None
+        suffixes = ["device='meta'", f"size={tuple(self.shape)}"] + (
+            [f"dtype={torch_dtype_str(self.dtype)}"] if self.dtype != default else [])
+        body = "..."
+    else:
+        a = self._to_numpy()
+        suffixes = []
+    if a is None:
+        pass
+    elif a.size == 0:
         if a.ndim != 1:
             suffixes.append(f"size={tuple(a.shape)}")
         if self.dtype != default:

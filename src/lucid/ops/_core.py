@@ -45,7 +45,7 @@ import warnings
 
 import mlx.core as mx
 
-from .. import _cpu_route
+from .. import _cpu_route, _meta
 from .._params import with_params
 from .._dtype import _category, broadcast_shapes, dtype_name
 from .._surface import attach
@@ -62,6 +62,7 @@ _NO_KWARGS: dict = {}  # never mutated
 SAVES_INDEX: dict = {}  # never mutated
 _new = object.__new__
 _Storage = Storage  # no __init__: calling the class is cheaper than object.__new__(Storage)
+_meta_used = _meta.used  # [True] once a meta tensor was made: only then do the ops look for meta operands
 
 
 def leaf_edge(t) -> tuple:
@@ -381,6 +382,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             d = _again_on_cpu(name, e, fwd, args, kwargs)
         except MemoryError as e:
             _out_of_memory(name, e)
+        if _meta_used[0] and (ta and _meta.is_meta(a._storage.data) or tb and _meta.is_meta(b._storage.data)):
+            d = _meta.like(d)  # a meta operand: the result is meta (its lazy graph is dropped unevaluated)
         st = _Storage()
         st.data = d
         st.version = 0
@@ -436,6 +439,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
                 st.data = _again_on_cpu(name, e, fwd, args, kwargs)
             except MemoryError as e:
                 _out_of_memory(name, e)
+            if _meta_used[0] and _meta.any_meta(args):
+                st.data = _meta.like(st.data)
             if _state.inference:
                 out._ex().inference = True
             return out
@@ -467,6 +472,8 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
             st.data = _again_on_cpu(name, e, fwd, args, kwargs)
         except MemoryError as e:
             _out_of_memory(name, e)
+        if _meta_used[0] and _meta.any_meta(args):
+            st.data = _meta.like(st.data)
         if rg:
             out._requires_grad = True
             out._node = cls(edges, args, kwargs or _NO_KWARGS, st, versions)
@@ -621,6 +628,8 @@ def _make_nondiff(name, fwd):
             out = _wrap(_again_on_cpu(name, e, fwd, args, kwargs))
         except MemoryError as e:
             _out_of_memory(name, e)
+        if _meta_used[0] and _meta.any_meta(args):
+            out._storage.data = _meta.like(out._storage.data)
         if _state.inference:
             out._ex().inference = True
         return out

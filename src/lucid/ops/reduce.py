@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
-from .. import _cpu_route
+from .. import _cpu_route, _meta
 from .._tensor import Tensor, _wrap
 from .. import _sums
 from . import _f64
@@ -268,7 +268,10 @@ def _extremum(input, dim, keepdim, other, name, full, by_dim, arg, pair, return_
     axis = _one_dim(dim, input.ndim, name)
     idx = arg(input._storage.data, axis, True)  # kept dims, as the VJP needs them
     values = by_dim(input, idx, axis, keepdim)
-    return return_type(values, _wrap(idx if keepdim or axis is None else mx.squeeze(idx, axis)))
+    idx = idx if keepdim or axis is None else mx.squeeze(idx, axis)
+    if _meta.used[0] and _meta.is_meta(input._storage.data):  # a meta input's indices are meta
+        idx = _meta.like(idx)
+    return return_type(values, _wrap(idx))
 
 
 @declare(method=True)
@@ -435,6 +438,8 @@ def _spread_mean(input, axes, dof, keepdim, std: bool) -> tuple:
     if std:
         spread = mx.sqrt(spread)
     mean_ = _mean_fwd(a, axes, keepdim)
+    if _meta.used[0] and _meta.is_meta(a):
+        spread, mean_ = _meta.like(spread), _meta.like(mean_)
     if not (input._requires_grad and gm.state.grad):
         outs = (_wrap(spread), _wrap(mean_))
         if gm.state.inference:

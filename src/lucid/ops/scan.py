@@ -17,7 +17,7 @@ from collections import namedtuple
 
 import mlx.core as mx
 
-from .. import _cpu_route
+from .. import _cpu_route, _meta
 from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
 from ._core import data, declare, defop
@@ -86,9 +86,14 @@ def _selected(op, input, idx, axis, keepdim, return_type):
     """(values, int64 indices) of the elements of ``input`` at ``idx`` (kept dims) along ``axis``."""
     values = op(input, idx, axis, keepdim)
     if input.ndim == 0:
-        return return_type(values, _wrap(mx.zeros((), mx.int64)))
+        return return_type(values, _indices_of(input, mx.zeros((), mx.int64)))
     idx = idx.astype(mx.int64)
-    return return_type(values, _wrap(idx if keepdim else mx.squeeze(idx, axis)))
+    return return_type(values, _indices_of(input, idx if keepdim else mx.squeeze(idx, axis)))
+
+
+def _indices_of(input, idx) -> Tensor:
+    """The indices ``idx`` computed from ``input``'s values: meta for a meta input (lucid._meta)."""
+    return _wrap(_meta.like(idx) if _meta.used[0] and _meta.is_meta(data(input)) else idx)
 
 
 # ---------------------------------------------------------------------------------------------------- cumsum, cumprod
@@ -218,7 +223,7 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
     """The int64 indices that sort ``input`` along ``dim`` (always stable)."""
     axis = wrap_dim(dim, input.ndim)
     a = data(input)
-    return _wrap(mx.zeros((), mx.int64) if a.ndim == 0 else _argsort(a, axis, descending).astype(mx.int64))
+    return _indices_of(input, mx.zeros((), mx.int64) if a.ndim == 0 else _argsort(a, axis, descending).astype(mx.int64))
 
 
 @declare(method=True)

@@ -20,7 +20,7 @@ import math
 
 import mlx.core as mx
 
-from .. import _cpu_route
+from .. import _cpu_route, _meta
 from .._dtype import broadcast_shapes, check_dims, check_new_shape
 from .._tensor import Tensor, _wrap
 from .. import _grad_mode as gm
@@ -651,6 +651,8 @@ def _pieces(x: Tensor, keys: list, dim: int, node_class) -> tuple:
     """The views ``x[key]`` for each key, sharing one backward node."""
     a = x._storage.data
     arrays = [a[k] for k in keys]
+    if _meta.used[0] and _meta.is_meta(a):  # pieces of a meta tensor are meta
+        arrays = [_meta.like(p) for p in arrays]
     node = node_class(x, arrays, dim) if x._requires_grad and gm.state.grad else None
     out = []
     for i, (arr, key) in enumerate(zip(arrays, keys)):

@@ -19,21 +19,22 @@ import mlx.core as mx
 import numpy as np
 
 from .. import _cpu_route
-from .. import _checks, _creation, _dtype, _legacy
+from .. import _checks, _creation, _dtype, _legacy, _meta, _threads
 from .._surface import attach
 from .._tensor import Size, Tensor, _wrap
 from .elementwise import cast
 
 
 # ---------------------------------------------------------------------------------------------------- new_*
-def _like(self: Tensor, dtype, requires_grad: bool) -> dict:
-    return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+def _like(self: Tensor, dtype, requires_grad: bool, device) -> dict:
+    return dict(dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad,
+                device=_creation.like_device(self, device))
 
 
 @_creation.size_keyword
 def _new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Zeros of ``size`` with this tensor's dtype (unless ``dtype`` is given)."""
-    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.zeros(*size, **_like(self, dtype, requires_grad, device))
 
 
 def _new(self, *args, dtype=None, device=None):
@@ -47,26 +48,26 @@ def _new(self, *args, dtype=None, device=None):
 @_creation.size_keyword
 def _new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """Ones of ``size``, with this tensor's dtype unless ``dtype`` is given."""
-    return _creation.ones(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.ones(*size, **_like(self, dtype, requires_grad, device))
 
 
 @_creation.size_keyword
 def _new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """MLX has no uninitialised memory: zeros."""
-    return _creation.zeros(*size, device=device, **_like(self, dtype, requires_grad))
+    return _creation.zeros(*size, **_like(self, dtype, requires_grad, device))
 
 
 def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
               pin_memory=False):
     """``fill_value`` in ``size``, with this tensor's dtype unless ``dtype`` is given."""
-    return _creation.full(size, fill_value, device=device, **_like(self, dtype, requires_grad))
+    return _creation.full(size, fill_value, **_like(self, dtype, requires_grad, device))
 
 
 def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
     """A new leaf holding a copy of ``data``, with this tensor's dtype unless ``dtype`` is given."""
     if isinstance(data, Tensor):
         data = data.detach()
-    return _creation.tensor(data, device=device, **_like(self, dtype, requires_grad))
+    return _creation.tensor(data, **_like(self, dtype, requires_grad, device))
 
 
 # ---------------------------------------------------------------------------------------------------- random fills
@@ -325,6 +326,42 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     np.set_printoptions(**opts)
 
 
+def _repr(self: Tensor) -> str:
+    """``Tensor([...], dtype=..., requires_grad=True)``; a meta tensor has no values: ``Tensor(..., device='meta',
+    size=(2, 3))``, as PyTorch prints it (with any dtype but the default)."""
+    if self.is_meta:
+        return "Tensor(" + ", ".join(["...", "device='meta'", f"size={tuple(self.shape)}"] +
+                                     _repr_extras(self, (_dtype.get_default_dtype(),))) + ")"
+    a = self._to_numpy()
+    body = np.array2string(a, separator=", ", prefix="Tensor(")  # (set_printoptions sets numpy's)
+    return "Tensor(" + ", ".join([body] + ([f"size={tuple(a.shape)}"] if a.size == 0 else []) +
+                                 _repr_extras(self, (mx.float32, mx.int64, mx.bool_))) + ")"
+
+
+def _repr_extras(self: Tensor, implied_dtypes: tuple) -> list:
+    extras = [] if self.dtype in implied_dtypes else [f"dtype=lucid.{_dtype.dtype_name(self.dtype)}"]
+    if self._node is not None:
+        extras.append(f"grad_fn=<{self._node.name()}>")
+    elif self._requires_grad:
+        extras.append("requires_grad=True")
+    return extras
+
+
+def _format(self: Tensor, spec: str) -> str:
+    # PyTorch formats a 0-d tensor as its number (f"{loss:.3f}", and f"{loss}" too); lucid also formats any
+    # one-element tensor given a format spec (PyTorch raises TypeError there, as both do for a meta tensor)
+    if self.is_meta:
+        return object.__format__(self, spec) if spec else repr(self)
+    if self.ndim == 0 or (spec and self._storage.data.size == 1):
+        return format(_threads.item(self._values()), spec)
+    return object.__format__(self, spec)
+
+
+attach("__repr__", _repr)
+attach("__str__", _repr)
+attach("__format__", _format)
+
+
 def _scalar_dtype(x):
     if isinstance(x, bool):
         return mx.bool_
@@ -395,7 +432,9 @@ def _to_method(self, *args, **kwargs):
     from .._dtype import check_device, parse_to
     device, dtype, _, copy, _ = parse_to(args, kwargs)
     if device is not None:
-        check_device(device, dtype or self.dtype)
+        to_meta = check_device(device, dtype or self.dtype).type == "meta"
+        if to_meta != self.is_meta:  # to the meta device (a placeholder), or out of it (there is nothing to copy)
+            return _meta_move(self, dtype, to_meta)
     out = self if dtype is None else cast(self, dtype)
     return out.clone() if copy and out is self else out
 
@@ -403,6 +442,20 @@ def _to_method(self, *args, **kwargs):
 # shown as PyTorch's first overload; ``to(dtype, ...)`` and ``to(tensor, ...)`` are parsed too (_dtype.parse_to)
 _to_method.__signature__ = inspect.signature(
     lambda self, device=None, dtype=None, non_blocking=False, copy=False, *, memory_format=None: None)
+
+
+def _meta_move(self: Tensor, dtype, to_meta: bool) -> Tensor:
+    """``self`` (a real tensor) on the meta device: a new meta leaf of its shape and dtype (or ``dtype``)."""
+    if not to_meta:
+        raise NotImplementedError(_meta.NO_DATA)
+    return _wrap(_meta.placeholder(self.shape, self.dtype if dtype is None else dtype))
+
+
+def _cpu_method(self: Tensor, memory_format=None) -> Tensor:
+    """``self`` (MLX's unified memory: there is no copy to make); a meta tensor has no values to copy."""
+    if self.is_meta:
+        raise NotImplementedError(_meta.NO_DATA)
+    return self
 
 
 attach("to", _to_method)
@@ -417,7 +470,7 @@ attach("short", lambda self: cast(self, mx.int16), "``self`` as int16.")
 attach("char", lambda self: cast(self, mx.int8), "``self`` as int8.")
 attach("byte", lambda self: cast(self, mx.uint8), "``self`` as uint8.")
 attach("bool", lambda self: cast(self, mx.bool_), "``self`` as bool.")
-attach("cpu", lambda self: self, "``self`` (MLX's unified memory: there is no copy to make).")
+attach("cpu", _cpu_method)
 attach("type_as", lambda self, other: cast(self, other.dtype), "``self`` cast to ``other``'s dtype.")
 
 

@@ -8,8 +8,7 @@ import math
 
 import mlx.core as mx
 
-from .._tensor import _wrap
-from .optimizer import Optimizer, _assign, _float_arg, _new_state
+from .optimizer import Optimizer, _assign, _float_arg, _new_state, _state_tensor
 
 __all__ = ["Muon"]
 
@@ -105,7 +104,7 @@ class Muon(Optimizer):
         w = 1 - momentum  # buf.lerp_(grad, 1 - momentum), with lerp's two formulas
         new = old + w * (grad - old) if w < 0.5 else grad - (grad - old) * (1 - w)
         if buf is None:
-            _new_state(state, "momentum_buffer", _wrap(new), staged)
+            _new_state(state, "momentum_buffer", _state_tensor(param, new), staged)
         else:
             _assign(buf, new, staged)
         if hyper.nesterov:  # grad.lerp(buf, momentum)

@@ -31,7 +31,7 @@ from itertools import chain
 import mlx.core as mx
 import numpy as np
 
-from .. import _cpu_route, _threads
+from .. import _cpu_route, _meta, _threads
 from .._checks import flush as flush_checks, has_pending as has_pending_checks
 from .._grad_mode import is_compiling
 from .._dtype import dtype_name
@@ -185,7 +185,9 @@ class _Staged:
 
 def _assign(t: Tensor, arr: mx.array, written: _Staged) -> None:
     """Stage ``arr`` as the new value of ``t`` (a parameter or a state tensor); the commit stores it, bumping the
-    version as an in-place write does."""
+    version as an in-place write does. A meta tensor (lucid._meta) stays meta: nothing is computed for it."""
+    if _meta.used[0] and _meta.is_meta(t._storage.data):
+        arr = _meta.like(arr)
     ex = t._extra
     if ex is not None and (ex.view_of is not None or ex.data_alias or ex.inference):
         # rare: a view writes through to its base, a `.data` alias keeps its version, an inference tensor refuses
@@ -229,7 +231,7 @@ def _scalar_tensor(value: float) -> Tensor:
 
 
 def _zeros_like(p: Tensor) -> Tensor:
-    return _wrap(_cpu_route.build(mx.zeros_like, p._storage.data))  # (float64 state on a GPU default: made on the CPU)
+    return _full_like(p, 0.0)
 
 
 def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
@@ -241,7 +243,13 @@ def _state_zeros(state: dict, key: str, p: Tensor, written: _Staged) -> Tensor:
 
 
 def _full_like(p: Tensor, value: float) -> Tensor:
-    return _wrap(_cpu_route.build(mx.full, p._storage.data.shape, value, dtype=p._storage.data.dtype))
+    a = p._storage.data
+    return _state_tensor(p, _cpu_route.build(mx.full, a.shape, value, dtype=a.dtype))  # (float64: on the CPU)
+
+
+def _state_tensor(p: Tensor, arr: mx.array) -> Tensor:
+    """A new state tensor of ``p`` holding ``arr``: for a meta parameter a meta one (``arr`` is never computed)."""
+    return _wrap(_meta.like(arr) if _meta.used[0] and _meta.is_meta(p._storage.data) else arr)
 
 
 class Hyper:

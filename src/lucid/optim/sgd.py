@@ -3,10 +3,9 @@ from __future__ import annotations
 
 import mlx.core as mx
 
-from .._tensor import _wrap
 from .._threads import compiled_on_main_thread
 from .optimizer import (Optimizer, _assign, _check_exclusive_flags, _check_nonnegative, _float_arg, _head,
-                        _new_state, _wd_mode)
+                        _new_state, _state_tensor, _wd_mode)
 
 __all__ = ["SGD"]
 
@@ -96,6 +95,6 @@ class SGD(Optimizer):
         _assign(param, out[0], staged)
         if state is not None:
             if buf is None:
-                _new_state(state, "momentum_buffer", _wrap(out[1]), staged)
+                _new_state(state, "momentum_buffer", _state_tensor(param, out[1]), staged)
             else:
                 _assign(buf, out[1], staged)

@@ -61,12 +61,13 @@ class _NormBase(Module):
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs) -> None:
-        # checkpoints from before version 2 have no num_batches_tracked: keep the module's (PyTorch does the same)
+        # checkpoints from before version 2 have no num_batches_tracked: keep the module's (PyTorch does the same),
+        # or 0 for a module on the meta device (whose counter has no value to keep)
         version = local_metadata.get("version", None)
         key = prefix + "num_batches_tracked"
         if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
-            state_dict[key] = self.num_batches_tracked if self.num_batches_tracked is not None else \
-                _creation.tensor(0, dtype=int64)
+            n = self.num_batches_tracked
+            state_dict[key] = n if n is not None and not n.is_meta else _creation.tensor(0, dtype=int64)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                                       error_msgs)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 import sys
 import types
+import warnings
 from collections import OrderedDict, namedtuple
 from typing import Any, Callable, Iterator
 
@@ -490,11 +491,16 @@ class Module(_Conversions):
                                   f"{list(input_param.shape)}, an exception occurred : ('cannot copy a complex "
                                   f"value into a real tensor',).")
                 continue
+            if param.is_meta and not input_param.is_meta and not local_metadata.get("assign_to_params_buffers"):
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", UserWarning, stacklevel=4)
             pending.append((self, name, param, input_param))
         extra_key = prefix + _EXTRA_STATE_KEY_SUFFIX
         if type(self).set_extra_state is not Module.set_extra_state:
-            if extra_key in state_dict:
-                pending.append((self, None, None, state_dict[extra_key]))
+            if extra_key in state_dict:  # set now, as PyTorch: it may add submodules, whose entries load next
+                self.set_extra_state(state_dict[extra_key])
             elif strict:
                 missing_keys.append(extra_key)
         elif strict and extra_key in state_dict:
@@ -512,8 +518,8 @@ class Module(_Conversions):
     def load_state_dict(self, state_dict, strict: bool = True, assign: bool = False) -> _IncompatibleKeys:
         """Copy ``state_dict`` into this module's parameters and buffers (in place: Parameter objects are kept,
         unless ``assign=True``, which makes the checkpoint's tensors the new parameters). Returns
-        ``(missing_keys, unexpected_keys)``; with ``strict`` any of those is an error. On any error nothing is
-        changed."""
+        ``(missing_keys, unexpected_keys)``; with ``strict`` any of those is an error. On any error no parameter or
+        buffer is changed (extra states are set as they are read, as in PyTorch)."""
         from collections.abc import Mapping
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
@@ -524,6 +530,7 @@ class Module(_Conversions):
         def check(module: Module, local_state_dict, prefix: str = ""):
             local_metadata = dict({} if metadata is None else metadata.get(prefix[:-1], {}))
             local_metadata["pending"] = pending
+            local_metadata["assign_to_params_buffers"] = assign
             module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing_keys,
                                          unexpected_keys, error_msgs)
             for name, child in module._modules.items():
@@ -539,9 +546,7 @@ class Module(_Conversions):
         self._raise_load_errors(strict and not hooked, missing_keys, unexpected_keys, error_msgs)
         with gm.no_grad():
             for module, name, param, value in pending:
-                if name is None:
-                    module.set_extra_state(value)
-                elif assign:
+                if assign:
                     if isinstance(param, Parameter) and not isinstance(value, Parameter):
                         value = Parameter(value, requires_grad=param.requires_grad)
                     elif isinstance(param, Parameter):

@@ -1,6 +1,11 @@
 """``weight_norm`` and ``spectral_norm`` in PyTorch's hook form (``torch.nn.utils.weight_norm``/``spectral_norm``):
 the parameter ``name`` is replaced by parameters (or buffers) it is recomputed from before every forward, with
 PyTorch's names, so state_dicts carry over (``weight_g``/``weight_v``; ``weight_orig``/``weight_u``/``weight_v``).
+
+spectral_norm's state_dict records its format version in the metadata (``state_dict._metadata[prefix]
+["spectral_norm"]["weight.version"] = 1``), as PyTorch's does; a state_dict of the format before version 1 (no
+``weight_v`` buffer, the normalized weight saved as ``weight``) is converted on loading: ``v`` is solved from
+``weight_orig``, ``u`` and the saved weight's scale.
 """
 from __future__ import annotations
 
@@ -8,7 +13,8 @@ from ..._creation import randn
 from ..._tensor import Tensor
 from ..._grad_mode import no_grad
 from ...ops.elementwise import sqrt
-from ...ops.linalg import mv
+from ...ops.decomp import pinv
+from ...ops.linalg import dot, mv
 from ...ops.reduce import norm
 from ..parameter import Parameter, is_lazy
 
@@ -78,6 +84,9 @@ def remove_weight_norm(module, name: str = "weight"):
 
 
 # ---------------------------------------------------------------------------------------------------- spectral norm
+_SPECTRAL_NORM_VERSION = 1  # PyTorch's: version 1 saves v as a buffer and no longer the normalized weight
+
+
 def _normalize(x: Tensor, eps: float) -> Tensor:
     return x / (sqrt((x * x).sum()).clamp(min=eps))
 
@@ -112,6 +121,37 @@ class _SpectralNorm:
     def __call__(self, module, inputs) -> None:
         setattr(module, self.name, self.compute_weight(module, do_power_iteration=module.training))
 
+    def save_version(self, module, state_dict, prefix: str, local_metadata: dict) -> None:
+        """The state_dict hook: record this format's version in the module's metadata."""
+        versions = local_metadata.setdefault("spectral_norm", {})
+        key = self.name + ".version"
+        if key in versions:
+            raise RuntimeError(f"Unexpected key in metadata['spectral_norm']: {key}")
+        versions[key] = _SPECTRAL_NORM_VERSION
+
+    def load_old_version(self, module, state_dict, prefix: str, local_metadata: dict, strict: bool,
+                         missing_keys: list, unexpected_keys: list, error_msgs: list) -> None:
+        """The load_state_dict pre-hook: a state_dict from before version 1 (``<name>_orig``, ``<name>_u`` and the
+        normalized ``<name>``, no ``<name>_v``) gets the ``v`` that makes ``u^T W v`` the saved weight's sigma."""
+        version = local_metadata.get("spectral_norm", {}).get(self.name + ".version")
+        if version is not None and version >= _SPECTRAL_NORM_VERSION:
+            return
+        key = prefix + self.name
+        if version is None and key not in state_dict and all(key + s in state_dict for s in ("_orig", "_u", "_v")):
+            return  # today's format, only the metadata is missing
+        absent = [key + s for s in ("_orig", "", "_u") if key + s not in state_dict]
+        if absent:
+            if strict:
+                missing_keys.extend(absent)
+            return
+        with no_grad():
+            weight_orig = state_dict[key + "_orig"]
+            sigma = (weight_orig / state_dict.pop(key)).mean()
+            matrix = self.reshape_weight_to_matrix(weight_orig)
+            u = state_dict[key + "_u"]
+            v = mv(pinv(matrix), u)  # the least-squares solution of W v = u, rescaled to give sigma
+            state_dict[key + "_v"] = v * (sigma / dot(u, mv(matrix, v)))
+
 
 def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps: float = 1e-12,
                   dim: int | None = None):
@@ -139,6 +179,8 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
     module.register_buffer(name + "_u", u)
     module.register_buffer(name + "_v", v)
     module.register_forward_pre_hook(fn)
+    fn.handles = (module.register_state_dict_post_hook(fn.save_version),
+                  module.register_load_state_dict_pre_hook(fn.load_old_version))
     return module
 
 
@@ -149,6 +191,8 @@ def remove_spectral_norm(module, name: str = "weight"):
         del module._parameters[name + "_orig"]
         del module._buffers[name + "_u"]
         del module._buffers[name + "_v"]
+        for handle in hook.handles:
+            handle.remove()
         module.__dict__.pop(name, None)
         module.register_parameter(name, Parameter(weight))
     return _remove(module, name, _SpectralNorm, "spectral_norm", finish)
