@@ -179,7 +179,7 @@ def spectral_norm(module, name: str = "weight", n_power_iterations: int = 1, eps
     module.register_buffer(name + "_u", u)
     module.register_buffer(name + "_v", v)
     module.register_forward_pre_hook(fn)
-    fn.handles = (module.register_state_dict_post_hook(fn.save_version),
+    fn.handles = (module._register_state_dict_hook(fn.save_version),
                   module.register_load_state_dict_pre_hook(fn.load_old_version))
     return module
 
