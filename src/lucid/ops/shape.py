@@ -419,9 +419,15 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
 def expand(input, *sizes) -> Tensor:
     """Broadcast to ``sizes`` (-1 keeps a dim); the gradient is summed back. A broadcast view allocates nothing,
     so only MLX's limit on one dimension is checked, not memory."""
-    shape = _expanded_shape(tuple(input.shape), _size_arg(sizes))
+    have = tuple(input.shape)
+    shape = _expanded_shape(have, _size_arg(sizes))
     check_dims(shape)
-    return _expand(input, shape)
+    out = _expand(input, shape)
+    have = (1,) * (len(shape) - len(have)) + have
+    ex = input._extra
+    if (ex is not None and ex.overlap) or any(h == 1 < n for h, n in zip(have, shape)):
+        out._ex().overlap = True  # PyTorch's result repeats elements in memory: in-place writes into it are refused
+    return out
 
 
 @declare(method=True)
