@@ -61,7 +61,7 @@ def test_write_into_expanded_tensor_as_torch(name):
 
 
 @pytest.mark.parametrize("shape, target", [((1, 6), (6, 6)), ((6,), (3, 6)), ((6, 1), (6, 1)), ((6,), (1, 6)),
-                                           ((2, 1), (2, 0))])
+                                           ((2, 1), (2, 0)), ((0, 1), (0, 5))])
 def test_only_a_broadcast_expand_overlaps(shape, target):
     """A dim of size 1 kept at 1, or a new dim of size 1, repeats nothing: the write goes through, as in PyTorch."""
     expected = _raises(torch, TF, WRITES["add_"], torch.zeros(shape).expand(target))
@@ -80,6 +80,17 @@ def test_expanded_in_no_grad_and_clone_and_as_strided():
     z = lucid.ones(6)
     z.as_strided((2, 3), (3, 1)).add_(1)  # no repeated element
     assert z.tolist() == [2.0] * 6
+
+
+def test_contiguous_copies_an_expanded_tensor_as_torch():
+    x = lucid.randn(1, 6).expand(6, 6)
+    assert not x.is_contiguous() and not torch.randn(1, 6).expand(6, 6).is_contiguous()
+    y = x.contiguous()
+    assert y is not x and y.is_contiguous()
+    y.add_(1)  # a copy owns its elements (PyTorch's contiguous() copies an expanded tensor too)
+    np.testing.assert_allclose(y.numpy(), x.numpy() + 1)
+    z = lucid.randn(2, 3)
+    assert z.contiguous() is z
 
 
 def test_refused_write_leaves_tensor_untouched():

@@ -425,7 +425,7 @@ def expand(input, *sizes) -> Tensor:
     out = _expand(input, shape)
     have = (1,) * (len(shape) - len(have)) + have
     ex = input._extra
-    if (ex is not None and ex.overlap) or any(h == 1 < n for h, n in zip(have, shape)):
+    if 0 not in shape and ((ex is not None and ex.overlap) or any(h == 1 < n for h, n in zip(have, shape))):
         out._ex().overlap = True  # PyTorch's result repeats elements in memory: in-place writes into it are refused
     return out
 
@@ -553,8 +553,10 @@ def clone(input, *, memory_format=None) -> Tensor:
 
 @declare(method=True)
 def contiguous(input, memory_format=None) -> Tensor:
-    """MLX handles layout itself: the tensor itself, as PyTorch returns for contiguous tensors."""
-    return input
+    """MLX handles layout itself: the tensor itself, as PyTorch returns for contiguous tensors; a copy of one whose
+    elements share memory in PyTorch (an expanded one), as PyTorch copies it, so it can be written in place."""
+    ex = input._extra
+    return _clone(input) if ex is not None and ex.overlap else input
 
 
 # ---------------------------------------------------------------------------------------------------- joining
