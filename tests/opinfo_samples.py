@@ -16,6 +16,7 @@ import mlx.core as mx
 import numpy as np
 
 import lucid
+import lucid.compat.torch as _compat_torch
 import lucid.nn.functional as F
 from lucid.distributions import _sampling
 from lucid.ops import conv as _conv, fft as _fft, scan as _scan, unpool as _unpool
@@ -114,6 +115,14 @@ def _second_order(T, fn, shape):
     return lucid.autograd.grad((fn(w) * 0.5).sum(), w, create_graph=True)
 
 
+def _masked_softmax(x, dim):
+    """``torch._masked_softmax`` with a mask of ``x``'s (3, 4) shape, no row masked whole (that row would be NaN);
+    lucid's lives in lucid.compat.torch (``in_torch`` binds the name ``lucid`` to torch itself)."""
+    ns = _compat_torch if lucid.__name__ == "lucid" else lucid
+    mask = lucid.tensor([[True, False, False, True], [False, False, False, False], [False, True, True, False]])
+    return ns._masked_softmax(x, mask, dim, 2)
+
+
 # The ops whose calling convention the generic patterns miss: a call that records the op's node (EXTRA: more
 # calls for node names that several declarations share, e.g. addmm and linear's AddmmBackward0).
 CALLS = {
@@ -129,6 +138,7 @@ CALLS = {
     "NativeBatchNormBackward0": lambda T: F.batch_norm(T(4, 3), None, None, T(3), T(3), training=True),
     "CatBackward0": lambda T: lucid.cat([T(2, 3), T(1, 3)]),
     "CeluBackward0": lambda T: F.celu(T(3, 4) - 0.5),
+    "CeluBackward1": lambda T: F.celu_(T(3, 4) - 0.5, 0.7),
     "ConstantPadNdBackward0": lambda T: F.pad(T(3, 4), (1, 2)),
     "ConvolutionBackward0": lambda T: F.conv2d(T(1, 2, 5, 5), T(3, 2, 3, 3), T(3)),
     "ConvolutionBackwardBackward0": lambda T: _second_order(T, lambda w: F.conv2d(T(1, 2, 5, 5), w), (3, 2, 3, 3)),
@@ -139,6 +149,7 @@ CALLS = {
     "DiagonalScatterBackward0": lambda T: lucid.diagonal_scatter(T(3, 3), T(3)),
     "DivBackward2": lambda T: lucid.div(T(3, 4) * 5, T(3, 4), rounding_mode="floor"),
     "EluBackward0": lambda T: F.elu(T(3, 4) - 0.5),
+    "EluBackward1": lambda T: F.elu_(T(3, 4) - 0.5, 0.7),
     "EmbeddingBackwardBackward0": lambda T: _second_order(
         T, lambda w: F.embedding(lucid.tensor([0, 2, 2]), w) * T(3, 3), (5, 3)),
     "ExpandBackward0": lambda T: T(3, 1).expand(3, 4),
@@ -217,6 +228,9 @@ CALLS = {
     "MishBackward0": lambda T: F.mish(T(3, 4) - 0.5),
     "LogSigmoidBackward0": lambda T: F.logsigmoid(T(3, 4) - 0.5),
     "LeakyReluBackward0": lambda T: F.leaky_relu(T(3, 4) - 0.45, 0.1),
+    "LeakyReluBackward1": lambda T: F.leaky_relu_(T(3, 4) - 0.45, 0.1),
+    "MaskedSoftmaxBackward0": lambda T: _masked_softmax(T(3, 4), 1),
+    "RreluWithNoiseBackward1": lambda T: F.rrelu_(T(3, 4) - 0.45, 0.1, 0.3),
     "HardtanhBackward0": lambda T: F.hardtanh(T(3, 4) * 4 - 2),
     "HardsigmoidBackward0": lambda T: F.hardsigmoid(T(3, 4) * 8 - 4),
     "HardswishBackward0": lambda T: F.hardswish(T(3, 4) * 8 - 4),

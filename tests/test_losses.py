@@ -346,6 +346,23 @@ def test_gaussian_nll_loss_clamps_var_value_not_gradient():
     close(var.grad, 0.5 * (1 / np.array([1e-6, 1.0]) - 1 / np.array([1e-6, 1.0]) ** 2), atol=1e-3)
 
 
+@pytest.mark.parametrize("var", [-1 * lucid.ones(3, 4), lucid.tensor([[0.5], [-0.1], [1.0]]), -0.5])
+def test_gaussian_nll_loss_negative_var_raises_at_once(var):
+    """PyTorch's Python check reads ``var`` at the call: a var computed lazily (``-1 * ones``) is read too."""
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        F.gaussian_nll_loss(T(X34), T(Y34), var)
+    ok = F.gaussian_nll_loss(T(X34), T(Y34), lucid.tensor([[0.0], [float("nan")], [1.0]]))  # 0 and NaN pass
+    assert ok.shape == ()
+
+
+def test_gaussian_nll_loss_negative_var_in_a_compiled_call():
+    f = lucid.compile(lambda x, v: F.gaussian_nll_loss(x, x, v))
+    x = lucid.zeros(3, 4)
+    assert f(x, lucid.ones(3, 4)).item() == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="var has negative entry/entries"):
+        f(x, -lucid.ones(3, 4)).item()
+
+
 # ---------------------------------------------------------------------------------------------------- margins
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_cosine_embedding_loss(reduction):

@@ -144,6 +144,11 @@ def test_multi_margin_loss_matches_torch(p, reduction):
     close(F.multi_margin_loss(L(x), L(y), p=p, margin=0.7, weight=L(w), reduction=reduction), expected, 1e-12)
     close(nn.MultiMarginLoss(p=p, reduction=reduction)(L(x), L(y)), torch.nn.MultiMarginLoss(p=p, reduction=reduction)(x, y), 1e-12)
     close(F.multi_margin_loss(L(x[0]), L(y[0])), TF.multi_margin_loss(x[0], y[0]), 1e-12)
+    for target in (y[:1], y[0]):  # a 1-D input's per-sample losses keep a 1-D target's dim (shape [1] or [])
+        got = F.multi_margin_loss(L(x[0]), L(target), reduction=reduction)
+        want = TF.multi_margin_loss(x[0], target, reduction=reduction)
+        assert tuple(got.shape) == tuple(want.shape)
+        close(got, want, 1e-12)
 
 
 def test_multilabel_margin_loss_matches_torch():

@@ -77,3 +77,41 @@ def test_a_differentiable_step_takes_the_plain_steps_values_and_creates_its_stat
     np.testing.assert_allclose(x.detach().numpy(), t.detach().numpy(), rtol=1e-12, atol=1e-12)
     assert sorted(lopt.state[x]) == sorted(topt.state[t])
     assert x.grad_fn is not None  # the whole trajectory is on the tape, back to the starting point
+
+
+@pytest.mark.parametrize("decoupled", [False, True])
+def test_nadam_learns_through_mu_product_as_torch(decoupled):
+    """PyTorch's test gives NAdam's 0-d ``mu_product`` as a float64 tensor that requires grad: the new parameter
+    and the new mu_product depend on it (gradcheck), with torch's gradients, and it stays float64."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(3)
+    v = {k: rng.uniform(0, 1, 10) for k in ("p", "g", "m", "s")}
+    kwargs = dict(lr=0.9, differentiable=True, decoupled_weight_decay=decoupled, weight_decay=0.1)
+
+    def state(lib):
+        return {"step": lib.tensor(10.0, dtype=lib.float64), "exp_avg": lib.tensor(v["m"], requires_grad=True),
+                "exp_avg_sq": lib.tensor(v["s"], requires_grad=True),
+                "mu_product": lib.tensor(0.8, dtype=lib.float64, requires_grad=True)}
+
+    ls = state(lucid)
+    p, g = lucid.tensor(v["p"], requires_grad=True), lucid.tensor(v["g"], requires_grad=True)
+    assert gradcheck(_step, (p, g, ls, O.NAdam, kwargs, *ls.values()))
+
+    ts = state(torch)
+    pt, gt = torch.tensor(v["p"], requires_grad=True), torch.tensor(v["g"], requires_grad=True)
+    outs_l = _step(p, g, ls, O.NAdam, kwargs)
+    q = pt.clone()
+    q.grad = gt
+    topt = torch.optim.NAdam([q], **kwargs)
+    topt.state[q].update({k: t.clone() for k, t in ts.items()})
+    topt.step()
+    outs_t = (q,) + tuple(t for t in topt.state[q].values() if t.requires_grad)
+    assert len(outs_l) == len(outs_t) == 4 and outs_l[-1].dtype == lucid.float64
+    for ol, ot in zip(outs_l, outs_t):
+        np.testing.assert_allclose(ol.detach().numpy(), ot.detach().numpy(), rtol=1e-12)
+        gl = lucid.autograd.grad(ol.sum(), [ls["mu_product"], g], allow_unused=True)
+        gtt = torch.autograd.grad(ot.sum(), [ts["mu_product"], gt], allow_unused=True, retain_graph=True)
+        for a, b in zip(gl, gtt):
+            a = np.zeros(()) if a is None else a.numpy()
+            b = np.zeros(()) if b is None else b.numpy()
+            np.testing.assert_allclose(np.broadcast_to(a, np.shape(b) or np.shape(a)), b, rtol=1e-10, atol=1e-12)

@@ -442,6 +442,22 @@ def test_load_state_dict_leaves_no_reference_cycle():
     assert gc.collect() == 0
 
 
+def test_gradcheck_fast_mode_scales_atol_as_torch_for_float32_inputs():
+    """PyTorch's fast mode allows ``atol * sum(u) * sum(v)``: float32 rounding of a large input's finite differences
+    stays inside it (PyTorch's nn tests gradcheck a float32 LayerNorm over 700k elements this way), and both
+    libraries agree on the same input; gradgradcheck's fast mode never builds a whole Jacobian."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(0).standard_normal((8, 4096)).astype(np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the float32 warning)
+        assert torch.autograd.gradcheck(lambda a: torch.nn.functional.layer_norm(a, (4096,)),
+                                        (torch.tensor(x, requires_grad=True),), fast_mode=True)
+        assert lucid.autograd.gradcheck(lambda a: F.layer_norm(a, (4096,)), (lucid.tensor(x, requires_grad=True),),
+                                        fast_mode=True)
+    big = lucid.randn(300, 300, dtype=lucid.float64, requires_grad=True)  # a full Jacobian: 90000 x 90000
+    assert lucid.autograd.gradgradcheck(lambda a: (a.tanh() * a).sum(1), (big,), fast_mode=True)
+
+
 def test_gradcheck_fast_mode_checks_a_projection_and_catches_a_wrong_gradient():
     x = lucid.randn(200, 300, dtype=lucid.float64, requires_grad=True)  # 60000 inputs: no full Jacobian
     assert lucid.autograd.gradcheck(lambda a: F.layer_norm(a, (300,)) * 2, (x,), fast_mode=True)

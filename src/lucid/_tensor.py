@@ -24,8 +24,8 @@ from ._threads import adopt_thread
 from ._pending import (MAX_PENDING_STEPS, MAX_PENDING_WRITES, _pending, _with_pending, backward_starting,  # noqa: F401
                        evaluate_later, evaluate_pending, take_pending_evals)
 from . import _grad_mode as gm
-from ._views import (_INFERENCE_VIEW_MESSAGE, SharedStorage, Storage, _check_view_mode, _custom_view_error,
-                     counter_of, info_of)
+from ._views import (_INFERENCE_VIEW_MESSAGE, OVERLAP_MESSAGE, SharedStorage, Storage, _check_view_mode,
+                     _custom_view_error, counter_of, info_of)
 
 _new = object.__new__
 
@@ -34,7 +34,7 @@ class _Extra:
     """Rarely-set per-tensor state, kept off the hot path."""
 
     __slots__ = ("retains_grad", "post_hooks", "view_of", "inference", "data_alias", "leaf_hooks", "inference_view",
-                 "fn_view")
+                 "fn_view", "overlap")
 
     def __init__(self):
         self.retains_grad = False
@@ -47,6 +47,7 @@ class _Extra:
         self.fn_view = None  # a view (or an input as is) returned by a custom Function: (its name, output nr), or
         #                      True when that Function recorded nothing; or the whole message (a str) for another
         #                      kind of view that a recorded write may not enter (unbind's pieces taken off the graph)
+        self.overlap = False  # several elements share one memory location in PyTorch (expand, as_strided stride 0)
 
 
 class Size(tuple):
@@ -585,7 +586,8 @@ class Tensor:
         return self._extra is not None and self._extra.inference
 
     # ------------------------------------------------------------------------------------------------ in place
-    def _inplace(self, compute, via_view: bool = False, bump: bool = True, inverse=None) -> "Tensor":
+    def _inplace(self, compute, via_view: bool = False, bump: bool = True, inverse=None,
+                 overlap_ok: bool = False) -> "Tensor":
         """Replace this tensor's value by ``compute(old)``, where ``compute`` is built from lucid ops.
 
         With recording on, ``old`` is a fresh alias of the current value (same grad_fn), so the graph sees the
@@ -594,16 +596,19 @@ class Tensor:
         value into its base, and a write to a storage re-derives the live views of it (lucid._views).
 
         ``inverse``: ``compute`` changes only the shape (transpose_, squeeze_, ...) and ``inverse`` undoes it; see
-        ``_change_shape``."""
+        ``_change_shape``. ``overlap_ok``: one of the ops PyTorch lets write into a tensor whose elements share memory
+        (``_Extra.overlap``, ``fill_``...; lucid has no strides to tell that of a view of one, left unchecked)."""
         d = self._storage.data
         if d.itemsize == 8 and d.dtype == mx.float64 and _cpu_route.gpu_default():  # (itemsize first: cheaper)
             with _cpu_route.on_cpu():  # the write and the views it re-derives are float64 ops
-                return self._inplace(compute, via_view, bump, inverse)
+                return self._inplace(compute, via_view, bump, inverse, overlap_ok)
         if inverse is not None:
             return self._change_shape(compute, inverse)
         self._check_inplace(via_view)
-        recording = gm.state.grad
         ex = self._extra
+        if ex is not None and ex.overlap and not (overlap_ok or via_view):
+            raise RuntimeError(OVERLAP_MESSAGE)
+        recording = gm.state.grad
         view = ex.view_of if ex is not None else None
         if recording:
             if view is not None and view.grad:

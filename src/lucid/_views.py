@@ -392,6 +392,10 @@ def leave(t, wrap) -> None:
 
 
 # ---------------------------------------------------------------------------------------------------- view modes
+# PyTorch's error for a write into a tensor several of whose elements are one memory location (an expanded one)
+OVERLAP_MESSAGE = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                   "location. Please clone() the tensor before performing the operation.")
+
 _INFERENCE_VIEW_MESSAGE = (
     "A view was created in inference mode and is being modified inplace in normal mode. Given that this use case is "
     "ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace "

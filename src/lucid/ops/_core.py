@@ -278,12 +278,19 @@ def declare(fn=None, *, doc: str | None = None, sig: inspect.Signature | None = 
     return fn
 
 
+# the in-place methods PyTorch lets write into a tensor whose elements share memory (an expanded one; fill_ and zero_
+# are attached by hand): any other refuses it (Tensor._inplace)
+OVERLAP_OK = frozenset({"index_put_", "masked_fill_", "index_fill_", "tril_", "triu_"})
+
+
 def inplace_method(name: str, fn):
     """The Tensor method ``name`` (``sin_``, ``add_``): ``fn`` computed from the old value and written into
     ``self`` in place (version bumped, views written through). Its signature is ``fn``'s, with ``self`` first."""
 
+    overlap_ok = name in OVERLAP_OK
+
     def method(self, *args, **kwargs):
-        return self._inplace(lambda old: fn(old, *args, **kwargs))
+        return self._inplace(lambda old: fn(old, *args, **kwargs), overlap_ok=overlap_ok)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"In-place version of ``{fn.__name__}``: ``self`` is overwritten with the result."

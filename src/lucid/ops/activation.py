@@ -40,9 +40,21 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _maybe_inplace(input: Tensor, inplace: bool, compute) -> Tensor:
-    """``compute(input)``, or written into ``input`` when ``inplace``."""
-    return input._inplace(compute) if inplace else compute(input)
+def _maybe_inplace(input: Tensor, inplace: bool, compute, in_place_compute=None, overlap_ok: bool = False) -> Tensor:
+    """``compute(input)``, or written into ``input`` when ``inplace`` (by ``in_place_compute`` when given: an op
+    whose backward reads the result, as PyTorch's in-place nodes do); ``overlap_ok``: as ``Tensor._inplace``'s."""
+    if not inplace:
+        return compute(input)
+    return input._inplace(in_place_compute or compute, overlap_ok=overlap_ok)
+
+
+# PyTorch's in-place elu, celu, selu, leaky_relu and rrelu (eval) save their result, not their input (EluBackward1,
+# ...), and derive the gradient from its sign, which says the input's only for a non-negative slope
+_NEGATIVE_SLOPE = ("In-place {} backward calculation is triggered with a negative slope which is not supported. This "
+                   "is caused by calling in-place forward function with a negative slope, please call out-of-place "
+                   "version instead.")
+_LEAKY_ISSUE = (" File an issue at https://github.com/pytorch/pytorch if you do require supporting in-place leakRelu "
+                "backward calculation with negative slope")
 
 
 # ---------------------------------------------------------------------------------------------------- smooth
@@ -185,25 +197,35 @@ def _elu_vjp(g, ans, x, alpha, scale, input_scale):
     return where(gt(x, 0), g * scale, g * (alpha * scale * input_scale) * exp(x * input_scale))
 
 
+def _elu_result_vjp(g, ans, x, alpha, scale, input_scale):
+    if alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("elu"))
+    return where(gt(ans, 0), g * scale, g * input_scale * (ans + alpha * scale))
+
+
 _elu = defop("elu", _elu_fwd, vjp=_elu_vjp)  # elu and selu
 _celu = defop("celu", _elu_fwd, vjp=_elu_vjp)
+_elu_ = defop("elu_", _elu_fwd, vjp=_elu_result_vjp, save="ans", node="EluBackward1")
+_celu_ = defop("celu_", _elu_fwd, vjp=_elu_result_vjp, save="ans", node="CeluBackward1")
 
 
 def elu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``x`` for x > 0, ``alpha * (exp(x) - 1)`` otherwise."""
-    return _maybe_inplace(input, inplace, lambda x: _elu(x, alpha, 1.0, 1.0))
+    return _maybe_inplace(input, inplace, lambda x: _elu(x, alpha, 1.0, 1.0), lambda x: _elu_(x, alpha, 1.0, 1.0))
 
 
 def selu(input, inplace: bool = False) -> Tensor:
     """``scale * elu(x, alpha)`` with the self-normalizing constants."""
-    return _maybe_inplace(input, inplace, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0))
+    return _maybe_inplace(input, inplace, lambda x: _elu(x, _SELU_ALPHA, _SELU_SCALE, 1.0),
+                          lambda x: _elu_(x, _SELU_ALPHA, _SELU_SCALE, 1.0))
 
 
 def celu(input, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    return _maybe_inplace(input, inplace, lambda x: _celu(x, alpha, 1.0, 1.0 / alpha))
+    return _maybe_inplace(input, inplace, lambda x: _celu(x, alpha, 1.0, 1.0 / alpha),
+                          lambda x: _celu_(x, alpha, 1.0, 1.0 / alpha))
 
 
 # ---------------------------------------------------------------------------------------------------- piecewise linear
@@ -215,12 +237,21 @@ def _leaky_relu_vjp(g, ans, x, slope):
     return where(gt(x, 0), g, g * slope)
 
 
+def _leaky_relu_result_vjp(g, ans, x, slope):
+    if slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format("leakyReLu") + _LEAKY_ISSUE)
+    return where(gt(ans, 0), g, g * slope)
+
+
 _leaky_relu = defop("leaky_relu", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
+_leaky_relu_ = defop("leaky_relu_", _leaky_relu_fwd, vjp=_leaky_relu_result_vjp, save="ans",
+                     node="LeakyReluBackward1")
 
 
 def leaky_relu(input, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``x`` for x > 0, ``negative_slope * x`` otherwise."""
-    return _maybe_inplace(input, inplace, lambda x: _leaky_relu(x, negative_slope))
+    return _maybe_inplace(input, inplace, lambda x: _leaky_relu(x, negative_slope),
+                          lambda x: _leaky_relu_(x, negative_slope))
 
 
 _hardtanh = defop("hardtanh", lambda a, lo, hi: mx.clip(a, lo, hi),
@@ -278,7 +309,7 @@ def threshold(input, threshold: float, value: float, inplace: bool = False) -> T
 
     :param value: the value below the threshold.
     """
-    return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value))
+    return _maybe_inplace(input, inplace, lambda x: _threshold(x, threshold, value), overlap_ok=True)
 
 
 # zero inside the band, x (and g) elsewhere: tested as "inside", so that NaN, inside no band, propagates as in PyTorch
@@ -335,6 +366,8 @@ def prelu(input, weight) -> Tensor:
 _rrelu = defop("rrelu_with_noise", lambda a, slopes: mx.where(a >= 0, a, a * slopes),
                vjp=(lambda g, ans, x, slopes: where(lt(x, 0.0), g * slopes, g),))
 _rrelu_eval = defop("rrelu_with_noise", _leaky_relu_fwd, vjp=_leaky_relu_vjp)
+_rrelu_eval_ = defop("rrelu_with_noise_", _leaky_relu_fwd, vjp=_leaky_relu_result_vjp, save="ans",
+                     node="RreluWithNoiseBackward1")
 
 
 @_cpu_route.float64_args
@@ -346,7 +379,8 @@ def rrelu(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool 
     :param lower: the lower bound of the random slope.
     """
     if not training:
-        return _maybe_inplace(input, inplace, lambda x: _rrelu_eval(x, (lower + upper) / 2))
+        slope = (lower + upper) / 2
+        return _maybe_inplace(input, inplace, lambda x: _rrelu_eval(x, slope), lambda x: _rrelu_eval_(x, slope))
     # drawn in float32 (MLX's generator has no float64) and cast
     slopes = mx.random.uniform(lower, upper, tuple(input.shape), key=next_key()).astype(input.dtype)
     return _maybe_inplace(input, inplace, lambda x: _rrelu(x, slopes))
@@ -417,7 +451,7 @@ def threshold_(input, threshold: float, value: float) -> Tensor:
 
     :param value: the value below the threshold.
     """
-    return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value))
+    return _maybe_inplace(input, True, lambda x: _threshold(x, threshold, value), overlap_ok=True)
 
 
 def rrelu_(input, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False) -> Tensor:

@@ -561,11 +561,11 @@ def _fill_(self, value):
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with {value.ndim} "
                            "dimensions.")
-    return self._inplace(lambda old: _fill(old, value))
+    return self._inplace(lambda old: _fill(old, value), overlap_ok=True)
 
 
 attach("fill_", _fill_, "Fill ``self`` with ``value`` (a number or a 0-d tensor), in place.")
-attach("zero_", lambda self: self._inplace(_zero), "Fill ``self`` with zeros, in place.")
+attach("zero_", lambda self: self._inplace(_zero, overlap_ok=True), "Fill ``self`` with zeros, in place.")
 attach("copy_", lambda self, src, non_blocking=False: self._inplace(lambda old: _copy(old, src)),
        "Copy ``src`` (broadcast to ``self``'s shape, cast to its dtype) into ``self``, in place.")
 

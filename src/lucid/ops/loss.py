@@ -31,6 +31,7 @@ import numpy as np
 
 from .. import _cpu_route, _sums
 from .._checks import check_later, checked_index, checked_index_seen, is_known
+from .._pending import _tracing
 from .._threads import to_numpy
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
@@ -525,7 +526,8 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
     """Gaussian negative log-likelihood ``0.5 * (log(var) + (input - target)**2 / var)`` (+ ``0.5 * log(2 pi)``
     with ``full``). ``var`` has the input's shape, or one dim fewer, or a single mismatched dim of size 1 (shared
     variance); its value is clamped to >= eps but its gradient is not (PyTorch clamps in place under no_grad).
-    A negative float ``var`` is an error; a tensor's values are not read.
+    A negative entry of ``var`` is PyTorch's ValueError, raised at once as PyTorch's Python check does (so a
+    ``var`` MLX has not computed yet is computed here; inside a trace the check is deferred).
 
     :param var: the variances (broadcast against the input).
     :param full: add the constant ``0.5 * log(2 * pi)``.
@@ -542,6 +544,11 @@ def gaussian_nll_loss(input, target, var, full: bool = False, eps: float = 1e-6,
             raise ValueError("var is of incorrect size")
     if reduction not in _REDUCTIONS:
         raise ValueError(reduction + " is not valid")
+    negative = mx.any(data(var) < 0)
+    if _tracing():
+        check_later(negative, lambda _: ValueError("var has negative entry/entries"), "gaussian_nll_loss")
+    elif _wrap(negative).item():  # (a Tensor's read: the pending checks of earlier ops are evaluated with it)
+        raise ValueError("var has negative entry/entries")
     var = var + (var.clamp_min(eps) - var).detach()
     loss = (log(var) + square(input - target) / var) * 0.5
     if full:

@@ -79,7 +79,8 @@ def multi_margin_loss(input, target, p: int = 1, margin: float = 1.0, weight=Non
         hinge = hinge * gather(weight, 0, y.reshape(-1)).reshape(n, 1)
     # the target's own term is max(0, margin) ** p: masked out, not subtracted (exact, and no gradient through it)
     others = _wrap(mx.arange(c)[None, :] != data(y))
-    return _reduce_rows((hinge * others).sum(1) / c, reduction, input.ndim == 2)
+    # PyTorch's kernel keeps a dim of per-sample losses for a 1-D target, also beside a 1-D input
+    return _reduce_rows((hinge * others).sum(1) / c, reduction, target.ndim > 0)
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction: str = "mean") -> Tensor:

@@ -533,6 +533,43 @@ def log_softmax(input, dim, dtype=None) -> Tensor:
     return _log_softmax(*_softmax_args(input, dim, dtype, "log_softmax"))
 
 
+# softmax over the elements ``mask`` leaves (masked ones give 0). A row masked whole is 0 / 0, NaN, as in PyTorch's
+# CPU kernel, and passes no gradient: the gradient is PyTorch's, softmax's with the masked elements' zeroed
+_masked_softmax = defop("_masked_softmax", lambda a, mask, axes: _softmax_fwd(mx.where(mask, -mx.inf, a), axes),
+                        save="both", node="MaskedSoftmaxBackward0",
+                        vjp=(lambda g, ans, x, mask, axes: where(mask, 0.0, ans * (g - _sum_dim(g * ans, axes, True))),
+                             None))
+
+
+def masked_softmax(input, mask, dim=None, mask_type=None) -> Tensor:
+    """PyTorch's ``torch._masked_softmax`` (the attention layers' fused path): softmax of ``input`` along ``dim``
+    (default the last) over the elements where the bool ``mask`` is False. ``mask_type`` 2: ``mask`` has
+    ``input``'s shape; for a 4-D ``(B, H, L, L)`` input and a 2-D mask, 0: an ``(L, L)`` attention mask, 1: a
+    ``(B, L)`` key padding mask (any other mask is type 2)."""
+    if mask.dtype != mx.bool_:
+        raise RuntimeError("Mask should be a boolean tensor")
+    _float_only(input, '"masked_softmax" not implemented for \'{}\'')
+    shape = tuple(input.shape)
+    if mask.ndim != 2 or input.ndim != 4:
+        mask_type = 2
+    elif mask_type is None:
+        raise RuntimeError("Mask Type should be defined")
+    elif mask_type not in (0, 1, 2):
+        raise RuntimeError("Mask Type should be 0 (src_mask) or 1 (src_key_padding_mask), or 2 (default_mask)")
+    if mask_type == 2 and tuple(mask.shape) != shape:
+        raise RuntimeError("For mask_type == 2 mask shape should match input shape")
+    if mask_type == 1:
+        if shape[0] != mask.shape[0] or shape[2] != mask.shape[1]:
+            raise RuntimeError("For mask_type == 1 mask shape should be (B, L)")
+        mask = mask.reshape(shape[0], 1, 1, shape[2]).expand(shape)
+    elif mask_type == 0:
+        if shape[2] != mask.shape[0] or shape[2] != mask.shape[1]:
+            raise RuntimeError("For mask_type == 0 mask shape should be (L, L)")
+        mask = mask.reshape(1, 1, shape[2], shape[2]).expand(shape)
+    axis = _one_dim(-1 if dim is None else dim, input.ndim, "_masked_softmax")
+    return _masked_softmax(input, mask, () if axis is None else (axis,))
+
+
 # ---------------------------------------------------------------------------------------------------- norm
 def _norm_fwd(a, p, axes, keepdim):
     if p == 2:

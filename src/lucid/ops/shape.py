@@ -419,9 +419,15 @@ def _expanded_shape(shape: tuple, sizes: tuple) -> tuple:
 def expand(input, *sizes) -> Tensor:
     """Broadcast to ``sizes`` (-1 keeps a dim); the gradient is summed back. A broadcast view allocates nothing,
     so only MLX's limit on one dimension is checked, not memory."""
-    shape = _expanded_shape(tuple(input.shape), _size_arg(sizes))
+    have = tuple(input.shape)
+    shape = _expanded_shape(have, _size_arg(sizes))
     check_dims(shape)
-    return _expand(input, shape)
+    out = _expand(input, shape)
+    have = (1,) * (len(shape) - len(have)) + have
+    ex = input._extra
+    if 0 not in shape and ((ex is not None and ex.overlap) or any(h == 1 < n for h, n in zip(have, shape))):
+        out._ex().overlap = True  # PyTorch's result repeats elements in memory: in-place writes into it are refused
+    return out
 
 
 @declare(method=True)
@@ -547,8 +553,10 @@ def clone(input, *, memory_format=None) -> Tensor:
 
 @declare(method=True)
 def contiguous(input, memory_format=None) -> Tensor:
-    """MLX handles layout itself: the tensor itself, as PyTorch returns for contiguous tensors."""
-    return input
+    """MLX handles layout itself: the tensor itself, as PyTorch returns for contiguous tensors; a copy of one whose
+    elements share memory in PyTorch (an expanded one), as PyTorch copies it, so it can be written in place."""
+    ex = input._extra
+    return _clone(input) if ex is not None and ex.overlap else input
 
 
 # ---------------------------------------------------------------------------------------------------- joining

@@ -20,6 +20,7 @@ import warnings
 import mlx.core as mx
 
 from .._tensor import Tensor, _wrap
+from .._views import OVERLAP_MESSAGE
 from ._core import declare
 from .index import _index_put, _take_flat
 from .shape import _size_arg, reshape, wrap_dim
@@ -70,8 +71,11 @@ def as_strided(input, size, stride, storage_offset=None) -> Tensor:
     """The view of ``input``'s elements (read flat) with shape ``size`` whose element ``[j0, j1, ...]`` is element
     ``storage_offset + sum j_i * stride_i``; writing into it writes into ``input``."""
     pos = _positions(input, size, stride, storage_offset)
-    return _strided(input, pos)._set_view_of(
+    view = _strided(input, pos)._set_view_of(
         input, lambda b: _strided(b, pos), lambda b, v: _strided_scatter(b, reshape(v, (-1,)), pos))
+    if _overlaps(tuple(pos.shape), stride):
+        view._ex().overlap = True  # in-place writes into it are refused
+    return view
 
 
 def as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor:
@@ -82,8 +86,7 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None) -> Tensor:
         raise RuntimeError(f"expected src to have a size equal to the slice of self. src size = {list(src.shape)}, "
                            f"slice size = {list(pos.shape)}")
     if _overlaps(pos.shape, stride):
-        raise RuntimeError("unsupported operation: more than one element of the written-to tensor refers to a single "
-                           "memory location. Please clone() the tensor before performing the operation.")
+        raise RuntimeError(OVERLAP_MESSAGE)
     return _strided_scatter(input, reshape(src.to(input.dtype), (-1,)), pos)
 
 
@@ -131,7 +134,7 @@ def _fill_diagonal_(self, fill_value, wrap: bool = False) -> Tensor:
     if count == 0:
         return self
     pos = mx.arange(count, dtype=mx.int32) * step
-    return self._inplace(lambda old: _strided_scatter(old, fill_value, pos))
+    return self._inplace(lambda old: _strided_scatter(old, fill_value, pos), overlap_ok=True)
 
 
 _RESIZE_MESSAGE = ("requested resize to {} ({} elements in total), but the given tensor has a size of {} ({} "

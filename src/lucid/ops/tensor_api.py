@@ -273,8 +273,9 @@ attach("new", _new)
 attach("random_", _random_)
 attach("multinomial", multinomial)
 attach("stride", _stride)
-attach("is_contiguous", lambda self, memory_format=None: True,
-       "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides).")
+attach("is_contiguous", lambda self, memory_format=None: self._extra is None or not self._extra.overlap,
+       "True: every lucid tensor is contiguous (MLX arrays have no user-visible strides), except one whose elements "
+       "share memory in PyTorch (an expanded one).")
 attach("nbytes", property(lambda self: self._storage.data.nbytes))
 attach("itemsize", property(lambda self: self._storage.data.itemsize))
 attach("is_xpu", property(lambda self: False))

@@ -6,7 +6,9 @@ hyper-gradients; PyTorch's TestDifferentiableOptimizer gradchecks through ``step
 functions of MLX arrays, so one generic node serves every optimizer: its forward runs the optimizer's own rule on
 stand-ins of the parameter and its state, its backward differentiates the same rule with ``mx.vjp``, and the results
 are written into the parameter and the state tensors by recorded in-place copies (``p.copy_``), which is what
-PyTorch's in-place updates record. Step counts (``step``, ``mu_product``) are plain numbers here as there.
+PyTorch's in-place updates record. The 0-d counts (``step``, NAdam's ``mu_product``) are plain numbers, unless one
+requires grad (PyTorch's test learns through ``mu_product``): then it is an input and an output of the rule like the
+rest of the state, computed with as an array (as inside ``lucid.compile``).
 """
 from __future__ import annotations
 
@@ -24,9 +26,9 @@ class _Rule:
     def __init__(self, opt, state: dict | None, hyper):
         self.opt, self.state, self.hyper = opt, state, hyper
         self.staged = type(opt._staged)  # (made during step(): optimizer.py's _Staged, which imports this module)
-        items = (state or {}).items()
-        self.keys = [k for k, v in items if isinstance(v, Tensor) and k not in opt._scalar_state]
-        self.counts = {k: opt._scalar(v) for k, v in items if isinstance(v, Tensor) and k in opt._scalar_state}
+        tensors = [(k, v) for k, v in (state or {}).items() if isinstance(v, Tensor)]
+        self.keys = [k for k, v in tensors if k not in opt._scalar_state or v.requires_grad]
+        self.counts = {k: opt._scalar(v) for k, v in tensors if k not in self.keys}
         self.created: list = []  # the keys of state the rule creates (its first step), in order
         self.new_counts: dict = {}
 
@@ -38,6 +40,8 @@ class _Rule:
             for k, v in self.state.items():
                 if k in self.keys:
                     shadow[k] = _wrap(arrays[self.keys.index(k)])
+                    if k in opt._scalar_state:  # a count that requires grad: its "value" is the array itself
+                        opt._scalars[shadow[k]] = (shadow[k]._storage.data, shadow[k]._storage.data)
                 elif k in self.counts:
                     shadow[k] = _wrap(v._storage.data)
                     opt._scalars[shadow[k]] = (shadow[k]._storage.data, self.counts[k])
@@ -55,6 +59,9 @@ class _Rule:
         created = {key: value for mapping, key, value in written.entries if mapping is shadow}
         for k in self.counts:
             self.new_counts[k] = opt._scalars.pop(shadow[k])[1]
+        for k in self.keys:
+            if k in opt._scalar_state:
+                opt._scalars.pop(shadow[k], None)  # (the shadow dies with this call)
         outs = [stored.get(id(stand_in._storage), x)]
         outs += [stored.get(id(shadow[k]._storage), shadow[k]._storage.data) for k in self.keys]
         outs += [stored.get(id(created[k]._storage), created[k]._storage.data) for k in self.created]

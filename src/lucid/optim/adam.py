@@ -277,8 +277,11 @@ class NAdam(Optimizer):
         t = self._advance(state["step"], staged)
         mu = beta1 * (1.0 - 0.5 * (0.96 ** (t * psi)))
         mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((t + 1) * psi)))
-        # PyTorch multiplies mu into a float32 tensor: keep the product rounded the same way
-        mu_product = _f32(_f32(self._scalar(state["mu_product"])) * _f32(mu))
+        prev = self._scalar(state["mu_product"])
+        if type(prev) is mx.array and prev.dtype == mx.float64:  # a float64 count differentiated through: exact
+            mu_product = prev * mu
+        else:  # PyTorch multiplies mu into a float32 tensor: keep the product rounded the same way
+            mu_product = _f32(_f32(prev) * _f32(mu))
         self._set_scalar(state["mu_product"], mu_product, staged)
         c = self._const
         m, v = state["exp_avg"], state["exp_avg_sq"]

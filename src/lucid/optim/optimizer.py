@@ -564,7 +564,8 @@ class Optimizer:
         return float(_threads.item(arr))
 
     def _set_scalar(self, t: Tensor, value: float, written: _Staged) -> None:
-        arr = self._const(value, mx.float32)
+        # a count keeps float64 when it was given so (PyTorch updates it in place), else lucid's float32
+        arr = self._const(value, mx.float64 if t._storage.data.dtype == mx.float64 else mx.float32)
         written.stores.append((t._storage, arr))  # a constant: nothing to evaluate
         # remembered now: if the step fails, ``t`` keeps its old array, which this entry then doesn't match
         self._scalars[t] = (arr, value)

@@ -41,6 +41,8 @@ from .amp import autocast  # noqa: E402  (torch.autocast is torch.amp.autocast: 
 autograd.torch = _sys.modules[__name__]  # torch.autograd imports torch, and old code reaches it as torch.autograd.torch
 from .serialization import load, save  # noqa: E402
 from ._errors import AcceleratorError, FatalError, GradScaler, OutOfMemoryError  # noqa: E402,F401
+from . import _VF  # noqa: E402,F401
+from lucid.ops.reduce import masked_softmax as _masked_softmax  # noqa: E402,F401
 
 from lucid.ops.embedding_bag import native_embedding_bag as _embedding_bag  # noqa: E402
 _embedding_bag_forward_only = _embedding_bag  # (PyTorch's variant that skips saving for backward: lucid saves lazily)
@@ -82,6 +84,14 @@ def cond(pred, true_fn, false_fn, operands=()):
             raise RuntimeError(f"Expected pred to be bool or single-element tensor, but got {pred}.")
         pred = pred.item()
     return true_fn(*operands) if pred else false_fn(*operands)
+
+
+def _softmax(input, dim: int, half_to_float: bool):
+    """ATen's softmax kernel: ``softmax(input, dim)``; ``half_to_float`` (a float16 input, a float32 result) is
+    CUDA's only, as in PyTorch."""
+    if half_to_float:
+        raise RuntimeError("softmax with half to float conversion is not supported on CPU")
+    return softmax(input, dim)  # noqa: F405  (lucid's, from the star import)
 
 
 def set_num_threads(n: int) -> None:
