@@ -394,6 +394,9 @@ class _Lucid:
         shim = types.ModuleType("torch")
         shim.__getattr__ = lambda name: getattr(self.torch, name)
         shim.dtype = (self.torch.dtype, mx.Dtype, _Missing)
+        # TestCase.setUp seeds the generators (set_rng_seed -> torch.manual_seed): lucid's too, so that each test
+        # draws the same inputs whatever ran before it
+        shim.manual_seed = lambda seed: (self.lt.manual_seed(seed), self.torch.manual_seed(seed))[1]
         cdt.torch = cu.torch = shim
         cu.dtype_name = cdt.dtype_name
         # assertEqual compares containers of modules/parameters item by item: lucid's containers count as such too
