@@ -3,8 +3,9 @@
 Each op is an index map or a linear map over windows, built from the primitives in ``conv.py``, so gradients of
 every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
-  wins), then gathers the values there: the VJP scatter-adds g to those positions, and the second derivative
-  gathers again; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
+  wins), then gathers the values there (conv.max_pool_values, whose node saves the indices it returns, as
+  PyTorch's does): the VJP scatter-adds g to those positions, and the second derivative gathers again; a window
+  of padding only is -inf, as in PyTorch; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
   each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
   found only in backward, where a mask over x's shape sends g to them (no gather, scatter or arg-reduction);
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
@@ -34,7 +35,8 @@ from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .elementwise import where
-from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
+from .conv import (_conv, batched, gather_axis, max_pool_values, ntuple, pad_constant, padding_windows,
+                   window_table)
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
@@ -49,19 +51,21 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int
 
 
 @functools.lru_cache(maxsize=512)
-def _pool_rows(size: int, out: int, k: int, s: int, p: int, d: int) -> tuple:
+def _pool_rows(size: int, out: int, k: int, s: int, p: int, d: int) -> tuple[tuple, tuple]:
     """Per window, the input positions of its k elements; those in the padding (or past it, in ceil mode) are
     replaced by the nearest valid position of the same window, which keeps each row non-decreasing: the first
-    maximum in row-major window order is then PyTorch's first maximum, and padding never wins."""
-    rows = []
+    maximum in row-major window order is then PyTorch's first maximum, and padding never wins.
+
+    A window of padding only (dilation can step over the whole input) gets position 0. The second tuple holds each
+    window's first position at or past 0, where PyTorch's kernel starts (its last position is never negative, as
+    padding <= kernel_size // 2): at or past ``size`` exactly when the window holds no element."""
+    rows, firsts = [], []
     for o in range(out):
         pos = [o * s - p + j * d for j in range(k)]
         valid = [q for q in pos if 0 <= q < size]
-        if not valid:
-            raise RuntimeError(f"pooling window {o} (kernel_size={k}, stride={s}, padding={p}, dilation={d}) holds "
-                               f"no element of an input of size {size}")
-        rows.append(tuple(min(max(q, valid[0]), valid[-1]) for q in pos))
-    return tuple(rows)
+        rows.append(tuple(min(max(q, valid[0]), valid[-1]) for q in pos) if valid else (0,) * k)
+        firsts.append(next(q for q in pos if q >= 0))
+    return tuple(rows), tuple(firsts)
 
 
 @functools.lru_cache(maxsize=512)
@@ -78,23 +82,29 @@ def _adaptive_rows(size: int, out: int) -> tuple:
     return tuple(tuple(min(s + j, e - 1) for j in range(k)) for s, e in bounds)
 
 
-def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
-    """Max over windows given per dim as rows of positions: the values (a gather, differentiable) and the flat
-    per-plane indices (int64) of each window's first maximum."""
+def _max_windows(x: Tensor, rows: list) -> mx.array:
+    """The flat per-plane indices (int64) of the first maximum of each window, the windows given per dim as rows of
+    positions."""
     (n, c), spatial = x.shape[:2], x.shape[2:]
     out = [len(r) for r in rows]
     if n * c == 0:  # nothing to pool, and MLX's argmax refuses an empty reduction
-        return x.reshape(n, c, *[1] * len(out)).expand(n, c, *out), mx.zeros((n, c, *out), mx.int64)
+        return mx.zeros((n, c, *out), mx.int64)
     table = window_table([mx.array(r, dtype=mx.int32) for r in rows], spatial)  # (K, L)
     k, length = table.shape
-    plane = math.prod(spatial)
-    windows = mx.take(data(x).reshape(n, c, plane), table, axis=2)  # (N, C, K, L)
+    windows = mx.take(data(x).reshape(n, c, math.prod(spatial)), table, axis=2)  # (N, C, K, L)
     # MLX's argmax: the first maximum, NaN counting as largest (stop_gradient: indices inside an mx.grad trace)
     first = mx.stop_gradient(mx.argmax(windows, axis=2).astype(mx.int32))
     idx = mx.take(table.reshape(-1), first * length + mx.arange(length))  # (N, C, L) positions in the plane
-    flat = idx + (mx.arange(n * c, dtype=mx.int32) * plane).reshape(n, c, 1)
-    values = gather_axis(x.reshape(-1), flat.reshape(n, c, *out), 0)
-    return values, idx.reshape(n, c, *out).astype(mx.int64)
+    return idx.reshape(n, c, *out).astype(mx.int64)
+
+
+def _max_at(node: str, x: Tensor, idx: mx.array, unbatched: bool, return_indices: bool, empty=None):
+    """The values of x at the maxima ``idx`` (recorded as ``node``, which saves the indices returned), and the
+    indices when asked for; ``empty`` masks the windows of padding only (their value is the lowest, -inf)."""
+    indices = _wrap(idx)
+    values = max_pool_values[node](x, indices) if empty is None else max_pool_values[node](x, indices, empty)
+    values = _unbatch(values, unbatched)
+    return (values, _unbatch(indices, unbatched)) if return_indices else values
 
 
 # Tiled windows (kernel == stride, no padding or dilation: the common 2x2 pool) need no index table: x reshaped to
@@ -218,20 +228,25 @@ def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, r
     _require_positive(n, fn, input)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
-    if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: strided views, elementwise max
-        values = _max_tiles[n](x, k)
-        if return_indices:  # the flat position in the plane of each tile's first maximum
-            first = _first_max(data(x), k, data(values))
-            idx = 0
-            for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
-                inner = math.prod(k[i + 1:])
-                o = mx.arange(values.shape[2 + i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
-                idx = idx * size + o * kk + (first // inner) % kk
-            idx = idx.astype(mx.int64)
+    tiles = k == s and max(p) == 0 and max(d) == 1 and not ceil_mode
+    if tiles and not return_indices:  # strided views, elementwise max, a mask in backward
+        return _unbatch(_max_tiles[n](x, k), unbatched)
+    if tiles:  # the flat position in the plane of each tile's first maximum
+        first = _first_max(data(x), k, _max_of(*_tile_views(data(x), k)[0]))
+        idx = 0
+        for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
+            inner = math.prod(k[i + 1:])
+            o = mx.arange(out[i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
+            idx = idx * size + o * kk + (first // inner) % kk
+        idx = idx.astype(mx.int64)
     else:
-        values, idx = _max_windows(x, [_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
-    values = _unbatch(values, unbatched)
-    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+        rows, firsts = zip(*[_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
+        idx = _max_windows(x, rows)
+        empty = padding_windows(firsts, x.shape[2:])
+        if empty is not None:  # windows of padding only: PyTorch's index for them, and -inf as their value
+            idx = mx.where(empty[0], empty[1], idx)
+            return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices, empty[0])
+    return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -308,9 +323,8 @@ def _adaptive_max_pool(n, fn, input, output_size, return_indices):
     x, unbatched = batched(input, n, fn)
     out = _adaptive_size(fn, output_size, x.shape[2:])
     refuse_huge(list(x.shape[:2]) + ([1] if n == 1 else []) + list(out), x.dtype.size, True)
-    values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
-    values = _unbatch(values, unbatched)
-    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+    idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
+    return _max_at(f"AdaptiveMaxPool{n}DBackward0", x, idx, unbatched, return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
