@@ -294,7 +294,15 @@ NOT_RUN = {
                                     "tests/test_distributed.py on 2 processes",
     "StandardGammaGradBackward0": "the Gamma draw's reparameterization gradient has no derivative of its own (as in "
                                   "PyTorch): its backward raises by design",
+    # (by op name: its nodes are named as the adaptive pools' own, which run)
+    "adaptive_pool_empty_output": "an adaptive pool to an empty output: its backward raises by design (as in "
+                                  "PyTorch); tests/test_pool_indices.py compares the error with PyTorch's",
 }
+
+
+def not_run(op):
+    """Why ``op`` is not run (NOT_RUN names its node or, for a node name shared with ops that run, the op), or None."""
+    return NOT_RUN.get(op.__name__) or NOT_RUN.get(op.node_class.__name__)
 
 
 def _einsum_chain(n: int):

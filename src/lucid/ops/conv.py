@@ -32,9 +32,8 @@ import mlx.core as mx
 import numpy as np
 
 from .._dtype import promote
-from .._tensor import Tensor, _wrap
-from ._core import data, defop, expect_tensor
-from .elementwise import where
+from .._tensor import Tensor
+from ._core import defop, expect_tensor
 from .index import _scalar_name
 from ..autograd.function import vmapping
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
@@ -95,41 +94,6 @@ gather_axis = defop("gather_axis", lambda a, idx, axis: mx.take(a, idx, axis=axi
 scatter_add_axis = defop("scatter_add_axis", _scatter_add_fwd, save=None,
                          vjp=lambda g, ans, v, idx, axis, size: gather_axis(g, idx, axis))
 
-
-# Max pooling's values (fixed, adaptive and fractional windows): x at the flat per-plane index of each window's
-# maximum. Like PyTorch's max-pool nodes, the node saves x and the indices it returns (``result1``), so an in-place
-# change to either before backward raises the saved-tensor version error; the VJP scatter-adds g to those positions
-# (scatter_add_axis, whose VJP gathers again: every order). ``empty`` (a bool mask over the output, or None) marks
-# windows of padding only: their value is the dtype's lowest (-inf), they take nothing from x and their index (past
-# the plane, as PyTorch reports it) is never read.
-def _take_planes(a, idx, empty=None):
-    """a (N, C, *spatial) at the flat positions idx (N, C, *out) of each (n, c) plane."""
-    n, c = idx.shape[:2]
-    if idx.size == 0:  # an empty batch or output: nothing to take
-        return mx.zeros(idx.shape, a.dtype)
-    if empty is not None:
-        idx = mx.where(empty, 0, idx)
-    values = mx.take_along_axis(a.reshape(n, c, -1), idx.reshape(n, c, -1), axis=2).reshape(idx.shape)
-    if empty is None:
-        return values
-    lowest = -math.inf if mx.issubdtype(a.dtype, mx.floating) else mx.iinfo(a.dtype).min
-    return mx.where(empty, mx.array(lowest, a.dtype), values)
-
-
-def _take_planes_vjp(g, ans, x, indices, empty=None):
-    planes, plane, length = x.shape[0] * x.shape[1], math.prod(x.shape[2:]), math.prod(indices.shape[2:])
-    idx = data(indices)
-    if empty is not None:
-        idx, g = mx.where(empty, 0, idx), where(_wrap(empty), 0.0, g)
-    flat = idx.reshape(planes, length) + (mx.arange(planes, dtype=mx.int64) * plane).reshape(planes, 1)
-    return scatter_add_axis(g.reshape(planes * length), flat.reshape(-1), 0, planes * plane).reshape(x.shape)
-
-
-max_pool_values = {node: defop(op, _take_planes, vjp=(_take_planes_vjp, None, None), node=node) for op, node in
-                   [(f"max_pool{n}d_values", f"MaxPool{n}DWithIndicesBackward0") for n in (1, 2, 3)]
-                   + [(f"adaptive_max_pool{n}d_values", f"AdaptiveMaxPool{n}DBackward0") for n in (1, 2, 3)]
-                   + [(f"fractional_max_pool{n}d_values", f"FractionalMaxPool{n}DBackward0") for n in (2, 3)]}
-
 # constant padding (negative amounts crop); its adjoint crops what was padded and zero-pads what was cropped
 pad_constant = defop("constant_pad_nd", _pad_crop, save=None, node="ConstantPadNdBackward0",
                      vjp=lambda g, ans, x, pads, value=0: pad_constant(g, tuple((-lo, -hi) for lo, hi in pads)))
@@ -149,20 +113,6 @@ def window_table(positions: list, sizes: tuple) -> mx.array:
         stride *= sizes[d]
     k = math.prod(p.shape[1] for p in positions)
     return mx.transpose(flat, list(range(n, 2 * n)) + list(range(n))).reshape(k, -1)
-
-
-def padding_windows(firsts: tuple, spatial: tuple):
-    """For max pooling, given per dim each window's first position at or past 0: None if every window holds an
-    element of the input (every first position is inside it), else (a mask over the output of the windows that
-    hold none, and the flat index PyTorch reports for each window: the row-major index of its first positions)."""
-    if all(f < size for dim, size in zip(firsts, spatial) for f in dim):
-        return None
-    mask, flat = mx.array(False), mx.array(0, mx.int64)
-    for i, (dim, size) in enumerate(zip(firsts, spatial)):
-        shape = (-1,) + (1,) * (len(firsts) - 1 - i)
-        mask = mask | (mx.array(dim).reshape(shape) >= size)
-        flat = flat * size + mx.array(dim, mx.int64).reshape(shape)
-    return mask, flat
 
 
 def sliding_positions(out: int, k: int, stride: int, dilation: int) -> mx.array:

@@ -3,7 +3,7 @@
 Each op is an index map or a linear map over windows, built from the primitives in ``conv.py``, so gradients of
 every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
-  wins), then gathers the values there (conv.max_pool_values, whose node saves the indices it returns, as
+  wins), then gathers the values there (pool_nodes.max_pool_values, whose node saves the indices it returns, as
   PyTorch's does): the VJP scatter-adds g to those positions, and the second derivative gathers again; a window
   of padding only is -inf, as in PyTorch; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
   each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
@@ -25,7 +25,6 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
 import functools
 import itertools
 import math
-import os
 
 import mlx.core as mx
 import numpy as np
@@ -35,8 +34,9 @@ from .._dtype import check_new_shape
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .elementwise import where
-from .conv import (_conv, batched, gather_axis, max_pool_values, ntuple, pad_constant, padding_windows,
-                   window_table)
+from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
+from .pool_args import adaptive_size, require_nonempty, require_positive, refuse_huge
+from .pool_nodes import empty_adaptive_output, max_pool_values, padding_windows
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
@@ -205,27 +205,10 @@ def _pool_out(x, k, s, p, d, ceil_mode) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- max pooling
-def _require_positive(n: int, fn: str, input: Tensor) -> None:
-    """PyTorch's refusal of a pooling input with an empty channel or spatial dim (only the batch may be empty), in
-    the words of the kernel PyTorch runs (avg_pool1d is its 2-d pool over an inserted unit dim)."""
-    shape = list(input.shape)
-    if min(shape[input.ndim - n - 1:]) > 0:
-        return
-    if n == 3:
-        name = "avg_pool3d" if fn == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template"
-        raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input has a "
-                           f"shape of {shape} and non-batch dimension 0 has length zero!")
-    if fn == "avg_pool1d":
-        n, shape = 2, shape[:-1] + [1] + shape[-1:]
-    prefix = "max_pool1d: " if fn == "max_pool1d" else ""
-    raise RuntimeError(f"{prefix}Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 dim batch size for "
-                       f"input, but got:{shape}")
-
-
 @_cpu_route.float64_args
 def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched(input, n, fn)
-    _require_positive(n, fn, input)
+    require_positive(n, fn, input)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
     tiles = k == s and max(p) == 0 and max(d) == 1 and not ceil_mode
@@ -265,64 +248,17 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-def _adaptive_size(fn, output_size, spatial) -> tuple:
-    n = len(spatial)
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * n
-    output_size = tuple(output_size)
-    if len(output_size) == 1 and n > 1:
-        output_size *= n
-    if len(output_size) != n:
-        raise RuntimeError(f"{fn}: output_size must be {n}")
-    out = tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
-    if min(out) < 0 or (min(out) == 0 and min(spatial) > 0):
-        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
-                           f"{list(out)}")
-    return out
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf: only the int64 limit applies
-        return 2 ** 63 - 1
-
-
-def refuse_huge(sizes: list, itemsize: int, storage: bool) -> None:
-    """Refuse an output that cannot exist, before anything of its size is built (the index tables of the adaptive
-    pools and interpolation are as long as the output): an element count beyond int64 with PyTorch's message
-    (``storage``: the allocator's "Storage size calculation overflowed", else "numel: integer multiplication
-    overflow"), and more bytes than this machine has with the message of PyTorch's CPU allocator."""
-    numel = math.prod(sizes)
-    if numel > 2 ** 63 - 1:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}" if storage else
-                           "numel: integer multiplication overflow")
-    if numel * itemsize > 2 ** 63 - 1:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}")
-    if numel * itemsize > _physical_memory():
-        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {numel * itemsize} "
-                           "bytes. Error code 12 (Cannot allocate memory)")
-
-
-def _require_nonempty(fn, input, first: int) -> None:
-    """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
-    reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
-    sizes = list(input.shape)
-    if fn == "adaptive_avg_pool1d":
-        fn, sizes = "adaptive_avg_pool2d", sizes[:-1] + [1] + sizes[-1:]
-    for d in range(max(first, 0), len(sizes)):
-        if sizes[d] == 0:
-            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
-                               f"has sizes {sizes} with dimension {d} being empty")
-
-
 @_cpu_route.float64_args
 def _adaptive_max_pool(n, fn, input, output_size, return_indices):
     if isinstance(input, Tensor):  # the max pools refuse empty channels too
-        _require_nonempty(fn, input, input.ndim - n - 1)
+        require_nonempty(fn, input, 1)
     x, unbatched = batched(input, n, fn)
-    out = _adaptive_size(fn, output_size, x.shape[2:])
+    out = adaptive_size(fn, output_size, input.shape, n)
     refuse_huge(list(x.shape[:2]) + ([1] if n == 1 else []) + list(out), x.dtype.size, True)
+    if min(out) == 0:
+        shape = (*input.shape[:-n], *out)
+        values = empty_adaptive_output[fn](input, shape, fn)
+        return (values, _wrap(mx.zeros(shape, mx.int64))) if return_indices else values
     idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
     return _max_at(f"AdaptiveMaxPool{n}DBackward0", x, idx, unbatched, return_indices)
 
@@ -358,7 +294,7 @@ def _counts(size, out, k, s, p, include_pad) -> list:
 @_cpu_route.float64_args
 def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = batched(input, n, fn)
-    _require_positive(n, fn, input)
+    require_positive(n, fn, input)
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
     out = _pool_out(x, k, s, p, (1,) * n, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -427,12 +363,16 @@ def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
 @_cpu_route.float64_args
 def _adaptive_avg_pool(n, fn, input, output_size):
     x, unbatched = batched(input, n, fn)
-    _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
-    spatial = x.shape[2:]
-    out = _adaptive_size(fn, output_size, spatial)
-    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
-    if all(o == 1 for o in out):  # global average pooling
+    out = adaptive_size(fn, output_size, input.shape, n)
+    if all(o == 1 for o in out):  # global average pooling (PyTorch's mean: NaN over an empty dim)
         return _unbatch(x.mean(tuple(range(2, 2 + n)), keepdim=True), unbatched)
+    # (PyTorch's 3-d pool refuses empty channels too, its 2-d one only empty spatial dims)
+    require_nonempty(fn, input, 1 if n == 3 else input.ndim - n + (fn == "adaptive_avg_pool1d"))
+    spatial = x.shape[2:]
+    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
+    shape = (*input.shape[:-n], *out)
+    if 0 in (shape[:-1] + (1,) + shape[-1:] if n == 1 else shape)[1:]:  # an empty non-batch dim, as PyTorch sees it
+        return empty_adaptive_output[fn](input, shape, fn)
     y = x
     for d in reversed(range(n)):
         if out[d] == spatial[d]:

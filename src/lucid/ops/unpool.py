@@ -8,7 +8,7 @@
 - ``fractional_max_pool{2,3}d`` take the max over windows whose starts follow PyTorch's pseudo-random sequence
   ``int((i + u) * alpha) - int(u * alpha)`` (alpha = (in - k) / (out - 1), the last window flush with the end),
   one ``u`` per (sample, channel, dim) from ``_random_samples`` (drawn from lucid's generator when not given).
-  The values are max pooling's gather at the chosen positions (conv.max_pool_values), so gradients of every
+  The values are max pooling's gather at the chosen positions (pool_nodes.max_pool_values), so gradients of every
   order come from gather's.
 """
 from __future__ import annotations
@@ -30,7 +30,8 @@ from .._dtype import int64
 from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .activation import relu
-from .conv import batched, gather_axis, max_pool_values, ntuple
+from .conv import batched, gather_axis, ntuple
+from .pool_nodes import max_pool_values
 from .elementwise import abs, sign
 from .index import _scalar_name
 from .pool import (adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d,
@@ -210,6 +211,15 @@ def _starts(u: mx.array, size: int, out: int, k: int) -> mx.array:
     return starts
 
 
+def _fractional_size(fn: str, name: str, value, n: int) -> tuple:
+    """An int, or exactly n of them (PyTorch's fractional pools take no 1-element sequence)."""
+    if isinstance(value, int):
+        return (value,) * n
+    if len(value) != n:
+        raise RuntimeError(f"{fn}: {name} must either be a single Int or tuple of {'Ints' if n == 2 else 'three Ints'}")
+    return tuple(int(v) for v in value)
+
+
 @_cpu_route.float64_args
 def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
     fn = f"fractional_max_pool{n}d"
@@ -223,8 +233,7 @@ def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices
     if _random_samples is None:
         n_batch = 1 if input.ndim == n + 1 else input.shape[0]
         _random_samples = rand(n_batch, input.shape[-n - 1], n, dtype=input.dtype)
-    k = ntuple(kernel_size, n, "kernel_size")
-    out = ntuple(output_size, n, "output_size")
+    k, out = _fractional_size(fn, "kernel_size", kernel_size, n), _fractional_size(fn, "output_size", output_size, n)
     x, unbatched = batched(input, n, fn)
     nb, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
     samples = _random_samples

@@ -82,10 +82,10 @@ FIELDS: dict = {
     "MaxPool1DWithIndicesBackward0": ("self kernel_size", {}, ""),
     "MaxPool2DWithIndicesBackward0": ("self kernel_size", {}, ""),
     "MaxPool3DWithIndicesBackward0": ("self kernel_size", {}, ""),
-    # the pools that return their indices (ops/conv.py's max_pool_values): x and the indices, PyTorch's result1
-    "MaxPool1DWithIndicesBackward0 conv": ("self result1", {}, ""),
-    "MaxPool2DWithIndicesBackward0 conv": ("self result1", {}, ""),
-    "MaxPool3DWithIndicesBackward0 conv": ("self result1", {}, ""),
+    # the pools that return their indices (ops/pool_nodes.py's max_pool_values): x and the indices, PyTorch's result1
+    "MaxPool1DWithIndicesBackward0 pool_nodes": ("self result1", {}, ""),
+    "MaxPool2DWithIndicesBackward0 pool_nodes": ("self result1", {}, ""),
+    "MaxPool3DWithIndicesBackward0 pool_nodes": ("self result1", {}, ""),
     "AdaptiveMaxPool1DBackward0": ("self result1", {}, ""),
     "AdaptiveMaxPool2DBackward0": ("self result1", {}, ""),
     "AdaptiveMaxPool3DBackward0": ("self result1", {}, ""),
