@@ -29,8 +29,8 @@ ADAPTIVE = [
     ("adaptive_avg_pool3d", (1, 0, 3, 3, 3), 2, (RuntimeError, "adaptive_avg_pool3d(): Expected input to have non-zero "
                                                  "size for non-batch dimensions, but input has sizes [1, 0, 3, 3, 3] "
                                                  "with dimension 1 being empty")),
-    ("adaptive_avg_pool2d", (1, 3, 4, 3), (-1, 3), (RuntimeError, "adaptive_avg_pool2d: elements of output_size must be "
-                                                    "greater than or equal to 0 but received {-1, 3}")),
+    ("adaptive_avg_pool2d", (1, 3, 4, 3), (-1, 3), (RuntimeError, "adaptive_avg_pool2d: elements of output_size "
+                                                    "must be greater than or equal to 0 but received {-1, 3}")),
     ("adaptive_avg_pool3d", (1, 3, 4, 3, 3), (2, 3, -4), (RuntimeError, "adaptive_avg_pool3d: elements of output_size "
                                                           "must be greater than or equal to 0 but received {2, 3,-4}")),
     ("adaptive_avg_pool1d", (3, 4), -2, (RuntimeError, "adaptive_avg_pool2d: elements of output_size must be greater "

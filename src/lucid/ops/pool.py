@@ -5,8 +5,8 @@ every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
   wins), then gathers the values there (pool_nodes.max_pool_values, whose node saves the indices it returns, as
   PyTorch's does): the VJP scatter-adds g to those positions, and the second derivative gathers again; a window
-  of padding only is -inf, as in PyTorch; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
-  each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
+  of padding only is -inf, as in PyTorch; when the windows tile the input (kernel == stride, no padding or
+  dilation: the usual 2x2 pool) and no indices are asked for, each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
   found only in backward, where a mask over x's shape sends g to them (no gather, scatter or arg-reduction);
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
   convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;

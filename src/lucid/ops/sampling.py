@@ -9,7 +9,8 @@ The corner indices are integers clamped into range, and the gathers (``gather``)
 """
 from __future__ import annotations
 
-__all__ = ["grid_sample", "affine_grid"]
+__all__ = ["grid_sample", "affine_grid", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+           "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"]
 
 import itertools
 import math
@@ -21,7 +22,7 @@ import numpy as np
 from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .elementwise import abs, clamp, floor, remainder, round, where
-from .index import gather
+from .index import _scalar_name, gather
 from .linalg import matmul
 from .pool import _cubic_weights
 from .shape import stack
@@ -58,13 +59,19 @@ def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
     return where(remainder(flips, 2) == 0, extra + low, span - extra + low)
 
 
+def _clip(x: Tensor, size: int) -> Tensor:
+    """x clamped into [0, size - 1] with PyTorch's grid-sampler gradient: 1 strictly inside, 0 at the bounds too
+    (clamp's own gradient passes at the bounds)."""
+    return where((x > 0) & (x < size - 1), x, clamp(x, 0, size - 1).detach())
+
+
 def _pad(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
     """Pixel coordinate x mapped into [0, size - 1] by the border or reflection padding (zeros: unchanged)."""
     if padding_mode == "border":
-        x = clamp(x, 0, size - 1)
+        x = _clip(x, size)
     elif padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
-        x = clamp(x, 0, size - 1)
+        x = _clip(x, size)
     return x
 
 
@@ -110,7 +117,33 @@ def _bicubic(flat: Tensor, grid: Tensor, sizes: tuple, padding_mode: str, align_
     return (along_w * weights[0].unsqueeze(1)).sum(2)
 
 
-@_cpu_route.float64_args
+def _check_grid_sampler(input, grid, mode: str, d) -> None:
+    """PyTorch's checks of grid_sampler's arguments, in its order: the shapes common to 2-d and 3-d, the number of
+    dims (``d``: the sampler's, or None: the 2-d one for a 4-d input, else the 3-d one, as PyTorch dispatches),
+    then the dtypes as its kernel dispatches on them."""
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for i in range(2, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    d = d or (2 if input.ndim == 4 else 3)
+    if grid.ndim != input.ndim or input.ndim != d + 2:
+        raise RuntimeError(f"grid_sampler(): expected {d + 2}D input and grid with same number of dimensions, but "
+                           f"got {sizes}")
+    if mode == "bicubic" and d == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not mx.issubdtype(input.dtype, mx.floating):
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if d == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(input.dtype)}\'')
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
+
+
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the points ``grid`` (N, Ho, Wo, 2) gives, in normalised [-1, 1]
     coordinates (x then y); 5-D inputs take (N, Do, Ho, Wo, 3) grids (x, y, z). ``mode``: "bilinear" (trilinear
@@ -124,26 +157,54 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("grid_sample", grid_sample, input, grid, mode, padding_mode, align_corners)
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.ndim not in (4, 5):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
-                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return _sample(input, grid, mode, padding_mode, _align(align_corners), None)
+
+
+# ATen's forms (torch.grid_sampler & co.): the modes as the integers grid_sample maps them to
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _by_number(modes: dict, number: int, what: str) -> str:
+    for name, n in modes.items():
+        if n == number:
+            return name
+    raise RuntimeError(f"grid_sampler(): expected {what} to be one of {sorted(modes.values())}, but got: {number}")
+
+
+def _aten(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool, d) -> Tensor:
+    return _sample(input, grid, _by_number(GRID_SAMPLE_INTERPOLATION_MODES, interpolation_mode, "interpolation_mode"),
+                   _by_number(GRID_SAMPLE_PADDING_MODES, padding_mode, "padding_mode"), bool(align_corners), d)
+
+
+def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """ATen's grid_sample: the modes are the integers of ``GRID_SAMPLE_INTERPOLATION_MODES`` and
+    ``GRID_SAMPLE_PADDING_MODES``, ``align_corners`` a bool (no warning); a 4-d input is sampled in 2-d, any other
+    in 3-d."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, None)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """``grid_sampler`` of a 4-d input (N, C, H, W)."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """``grid_sampler`` of a 5-d input (N, C, D, H, W)."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, 3)
+
+
+@_cpu_route.float64_args
+def _sample(input, grid, mode: str, padding_mode: str, align: bool, d) -> Tensor:
+    """grid_sample once its modes are known: the sampler of ``d`` dims (None: chosen by the input's)."""
+    _check_grid_sampler(input, grid, mode, d)
     d = input.ndim - 2
-    if grid.ndim != input.ndim or grid.shape[-1] != d or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {d} in last dimension and the same batch "
-                           f"size and number of dimensions as input, but got input with sizes "
-                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{input.dtype} and grid has {grid.dtype}")
-    if mode == "bicubic" and d != 2:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    align = _align(align_corners)
     sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
     n, c = input.shape[:2]
     flat = input.reshape(n, c, math.prod(sizes))  # no -1: an empty batch leaves it ambiguous
