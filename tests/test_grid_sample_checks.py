@@ -91,3 +91,15 @@ def test_aten_forms():
                                   F.grid_sample(x, grid, align_corners=False).numpy())
     with pytest.raises(RuntimeError, match="expected interpolation_mode to be one of"):
         lucid.grid_sampler(x, grid, 3, 0, False)
+
+
+@pytest.mark.parametrize("dims", [2, 3])
+def test_nearest_keeps_the_grid_on_the_graph_with_a_zero_gradient(dims):
+    """As PyTorch: the output of a grid that requires grad does too (the input need not), its gradient is 0."""
+    x = lucid.ones((1, 2) + (3,) * dims)
+    grid = lucid.tensor(np.random.default_rng(2).uniform(-1, 1, size=(1,) + (2,) * dims + (dims,)),
+                        dtype=lucid.float32, requires_grad=True)
+    out = F.grid_sample(x, grid, mode="nearest", align_corners=False)
+    assert out.requires_grad
+    out.sum().backward()
+    np.testing.assert_array_equal(grid.grad.numpy(), np.zeros(grid.shape))
