@@ -145,9 +145,9 @@ def _first_max(x: mx.array, k: tuple, m: mx.array) -> mx.array:
     return mx.stop_gradient(_first_hit(m, *_tile_views(x, k)[0]))
 
 
-def _max_tiles_vjp(g, ans, x, k):
+def _max_tiles_vjp(g, ans, x, k, indices=None):
     """g goes to each tile's first maximum: a mask (constant: its derivative is zero) over x's tiled shape selects
-    it (zeros past the last whole tile)."""
+    it (zeros past the last whole tile). ``indices``, when returned, are only saved (PyTorch's node saves them)."""
     n = len(k)
     xa = data(x)
     m = data(ans)
@@ -166,7 +166,7 @@ def _max_tiles_vjp(g, ans, x, k):
     return pad_constant(spread, ((0, 0), (0, 0)) + rest) if any(r for _, r in rest) else spread
 
 
-def _max_tiles_fwd(a, k):
+def _max_tiles_fwd(a, k, indices=None):
     return _max_of(*_tile_views(a, k)[0])
 
 
@@ -221,14 +221,14 @@ def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, r
             inner = math.prod(k[i + 1:])
             o = mx.arange(out[i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
             idx = idx * size + o * kk + (first // inner) % kk
-        idx = idx.astype(mx.int64)
-    else:
-        rows, firsts = zip(*[_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
-        idx = _max_windows(x, rows)
-        empty = padding_windows(firsts, x.shape[2:])
-        if empty is not None:  # windows of padding only: PyTorch's index for them, and -inf as their value
-            idx = mx.where(empty[0], empty[1], idx)
-            return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices, empty[0])
+        indices = _wrap(idx.astype(mx.int64))  # saved by the values' node (its backward, the mask, needs not read it)
+        return _unbatch(_max_tiles[n](x, k, indices), unbatched), _unbatch(indices, unbatched)
+    rows, firsts = zip(*[_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
+    idx = _max_windows(x, rows)
+    empty = padding_windows(firsts, x.shape[2:])
+    if empty is not None:  # windows of padding only: PyTorch's index for them, and -inf as their value
+        idx = mx.where(empty[0], empty[1], idx)
+        return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices, empty[0])
     return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices)
 
 

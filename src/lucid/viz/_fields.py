@@ -79,9 +79,9 @@ FIELDS: dict = {
     "GatherBackward0": ("self index dim", {}, ""),
     "CatBackward0": ("", {"dim": "dim"}, ""),
     "MaxBackward1": ("self - -", {}, ""),
-    "MaxPool1DWithIndicesBackward0": ("self kernel_size", {}, ""),
-    "MaxPool2DWithIndicesBackward0": ("self kernel_size", {}, ""),
-    "MaxPool3DWithIndicesBackward0": ("self kernel_size", {}, ""),
+    "MaxPool1DWithIndicesBackward0": ("self kernel_size result1", {}, ""),
+    "MaxPool2DWithIndicesBackward0": ("self kernel_size result1", {}, ""),
+    "MaxPool3DWithIndicesBackward0": ("self kernel_size result1", {}, ""),
     # the pools that return their indices (ops/pool_nodes.py's max_pool_values): x and the indices, PyTorch's result1
     "MaxPool1DWithIndicesBackward0 pool_nodes": ("self result1", {}, ""),
     "MaxPool2DWithIndicesBackward0 pool_nodes": ("self result1", {}, ""),
