@@ -296,7 +296,7 @@ NOT_RUN = {
                                   "PyTorch): its backward raises by design",
     # (by op name: its nodes are named as the adaptive pools' own, which run)
     "adaptive_pool_empty_output": "an adaptive pool to an empty output: its backward raises by design (as in "
-                                  "PyTorch); tests/test_pool_indices.py compares the error with PyTorch's",
+                                  "PyTorch); tests/test_pool_args.py compares the error with PyTorch's",
 }
 
 
