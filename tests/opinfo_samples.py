@@ -105,6 +105,12 @@ def _written(x, row):
     return y
 
 
+def _fractional(pool, x):
+    """Fractional max pooling of ``x`` to 3 per dim with fixed window offsets (the same in PyTorch)."""
+    samples = x.new_tensor([[[0.3, 0.7, 0.5][:x.ndim - 2]] * x.shape[1]])
+    return pool(x, 2, output_size=3, _random_samples=samples)
+
+
 def _spd_cholesky(a):
     return lucid.linalg.cholesky(a @ a.mT)
 
@@ -169,6 +175,11 @@ CALLS = {
     "MaxPool1DWithIndicesBackward0": lambda T: F.max_pool1d(T(1, 2, 6), 2),
     "MaxPool2DWithIndicesBackward0": lambda T: F.max_pool2d(T(1, 2, 4, 4), 2),
     "MaxPool3DWithIndicesBackward0": lambda T: F.max_pool3d(T(1, 1, 4, 4, 4), 2),
+    "AdaptiveMaxPool1DBackward0": lambda T: F.adaptive_max_pool1d(T(1, 2, 7), 3),
+    "AdaptiveMaxPool2DBackward0": lambda T: F.adaptive_max_pool2d(T(1, 2, 5, 4), (2, 3)),
+    "AdaptiveMaxPool3DBackward0": lambda T: F.adaptive_max_pool3d(T(1, 1, 4, 3, 5), 2),
+    "FractionalMaxPool2DBackward0": lambda T: _fractional(F.fractional_max_pool2d, T(1, 2, 6, 5)),
+    "FractionalMaxPool3DBackward0": lambda T: _fractional(F.fractional_max_pool3d, T(1, 1, 5, 5, 6)),
     "MedianBackward1": lambda T: lucid.median(T(3, 4), 1)[0],
     "NanmedianBackward1": lambda T: lucid.nanmedian(T(3, 4), 1)[0],
     "NanToNumBackward0": lambda T: lucid.nan_to_num(T(3, 4)),
@@ -272,6 +283,10 @@ EXTRA = [
     lambda T: T(3, 4)[None],
     lambda T: T(2, 3).repeat(2, 2),
     lambda T: _conv.gather_axis(T(3, 4), lucid.tensor([0, 2]), 1),
+    # max pooling over overlapping windows: the values op that gathers at the indices (the tiles' op above)
+    lambda T: F.max_pool1d(T(1, 2, 7), 3, 2, 1),
+    lambda T: F.max_pool2d(T(1, 2, 5, 4), 3, 2, 1),
+    lambda T: F.max_pool3d(T(1, 1, 4, 5, 4), 3, 2, 1),
     lambda T: F.conv2d(T(1, 2, 5, 5), T(3, 2, 3, 3)),
     lambda T: lucid.mv(T(3, 4), T(4)),
     lambda T: lucid.linalg.slogdet(T.square())[1],
@@ -293,7 +308,15 @@ NOT_RUN = {
                                     "tests/test_distributed.py on 2 processes",
     "StandardGammaGradBackward0": "the Gamma draw's reparameterization gradient has no derivative of its own (as in "
                                   "PyTorch): its backward raises by design",
+    # (by op name: its nodes are named as the adaptive pools' own, which run)
+    "adaptive_pool_empty_output": "an adaptive pool to an empty output: its backward raises by design (as in "
+                                  "PyTorch); tests/test_pool_args.py compares the error with PyTorch's",
 }
+
+
+def not_run(op):
+    """Why ``op`` is not run (NOT_RUN names its node or, for a node name shared with ops that run, the op), or None."""
+    return NOT_RUN.get(op.__name__) or NOT_RUN.get(op.node_class.__name__)
 
 
 def _einsum_chain(n: int):

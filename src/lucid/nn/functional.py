@@ -9,6 +9,7 @@ from ..ops.nn_basic import *  # noqa: F401,F403
 from ..ops.norm import *  # noqa: F401,F403
 from ..ops.pool import *  # noqa: F401,F403
 from ..ops.sampling import affine_grid, grid_sample  # noqa: F401
+from ..ops.sampling import GRID_SAMPLE_INTERPOLATION_MODES, GRID_SAMPLE_PADDING_MODES  # noqa: F401
 from ..ops.attention import multi_head_attention_forward  # noqa: F401,E402
 from ..ops.composites import pdist  # noqa: F401,E402
 from ..ops.unpool import *  # noqa: F401,F403,E402

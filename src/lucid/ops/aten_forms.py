@@ -20,6 +20,7 @@ from . import pool as _pool
 from .conv import conv1d, conv2d, conv3d, conv_transpose1d, conv_transpose2d, conv_transpose3d  # noqa: F401
 from .nn_basic import bilinear, cosine_similarity, pairwise_distance  # noqa: F401
 from .norm import group_norm, layer_norm, rms_norm  # noqa: F401
+from .sampling import grid_sampler, grid_sampler_2d, grid_sampler_3d  # noqa: F401
 from .pool import (adaptive_avg_pool1d, avg_pool1d, channel_shuffle, max_pool1d, max_pool2d, max_pool3d,  # noqa: F401
                    pixel_shuffle, pixel_unshuffle)
 
@@ -222,4 +223,4 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "cosine_embedding_loss", "hinge_embedding_loss", "margin_ranking_loss", "poisson_nll_loss",
            "triplet_margin_loss", "absolute", "deg2rad", "rad2deg",
            "addcmul", "addcdiv", "heaviside", "sgn", "signbit", "adaptive_max_pool1d", "max_pool1d_with_indices",
-           "constant_pad_nd", "conv_tbc"]
+           "constant_pad_nd", "conv_tbc", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d"]

@@ -3,9 +3,10 @@
 Each op is an index map or a linear map over windows, built from the primitives in ``conv.py``, so gradients of
 every order come from theirs:
 - max pooling finds, without gradient, the flat index of each window's first maximum (PyTorch's tie rule; NaN
-  wins), then gathers the values there: the VJP scatter-adds g to those positions, and the second derivative
-  gathers again; when the windows tile the input (kernel == stride, no padding or dilation: the usual 2x2 pool)
-  each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
+  wins), then gathers the values there (pool_nodes.max_pool_values, whose node saves the indices it returns, as
+  PyTorch's does): the VJP scatter-adds g to those positions, and the second derivative gathers again; a window
+  of padding only is -inf, as in PyTorch; when the windows tile the input (kernel == stride, no padding or
+  dilation: the usual 2x2 pool) and no indices are asked for, each tile offset is a strided view of x, the values are their elementwise maximum, and the first maxima are
   found only in backward, where a mask over x's shape sends g to them (no gather, scatter or arg-reduction);
 - average pooling is a convolution with a ones kernel divided by the window counts: its VJP is the transposed
   convolution that spreads g over each window; adaptive average pooling multiplies by per-dim averaging matrices;
@@ -24,7 +25,6 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "avg_pool1d", "avg_pool2d",
 import functools
 import itertools
 import math
-import os
 
 import mlx.core as mx
 import numpy as np
@@ -35,6 +35,8 @@ from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .elementwise import where
 from .conv import _conv, batched, gather_axis, ntuple, pad_constant, window_table
+from .pool_args import adaptive_size, require_nonempty, require_positive, refuse_huge
+from .pool_nodes import empty_adaptive_output, max_pool_values, padding_windows
 from ..autograd.grad_mode import state as _gm_state  # lucid.autocast's hook (ops/autocast_policy.py)
 
 
@@ -49,19 +51,21 @@ def _out_size(size: int, k: int, s: int, p: int, d: int, ceil_mode: bool) -> int
 
 
 @functools.lru_cache(maxsize=512)
-def _pool_rows(size: int, out: int, k: int, s: int, p: int, d: int) -> tuple:
+def _pool_rows(size: int, out: int, k: int, s: int, p: int, d: int) -> tuple[tuple, tuple]:
     """Per window, the input positions of its k elements; those in the padding (or past it, in ceil mode) are
     replaced by the nearest valid position of the same window, which keeps each row non-decreasing: the first
-    maximum in row-major window order is then PyTorch's first maximum, and padding never wins."""
-    rows = []
+    maximum in row-major window order is then PyTorch's first maximum, and padding never wins.
+
+    A window of padding only (dilation can step over the whole input) gets position 0. The second tuple holds each
+    window's first position at or past 0, where PyTorch's kernel starts (its last position is never negative, as
+    padding <= kernel_size // 2): at or past ``size`` exactly when the window holds no element."""
+    rows, firsts = [], []
     for o in range(out):
         pos = [o * s - p + j * d for j in range(k)]
         valid = [q for q in pos if 0 <= q < size]
-        if not valid:
-            raise RuntimeError(f"pooling window {o} (kernel_size={k}, stride={s}, padding={p}, dilation={d}) holds "
-                               f"no element of an input of size {size}")
-        rows.append(tuple(min(max(q, valid[0]), valid[-1]) for q in pos))
-    return tuple(rows)
+        rows.append(tuple(min(max(q, valid[0]), valid[-1]) for q in pos) if valid else (0,) * k)
+        firsts.append(next(q for q in pos if q >= 0))
+    return tuple(rows), tuple(firsts)
 
 
 @functools.lru_cache(maxsize=512)
@@ -78,23 +82,29 @@ def _adaptive_rows(size: int, out: int) -> tuple:
     return tuple(tuple(min(s + j, e - 1) for j in range(k)) for s, e in bounds)
 
 
-def _max_windows(x: Tensor, rows: list) -> tuple[Tensor, mx.array]:
-    """Max over windows given per dim as rows of positions: the values (a gather, differentiable) and the flat
-    per-plane indices (int64) of each window's first maximum."""
+def _max_windows(x: Tensor, rows: list) -> mx.array:
+    """The flat per-plane indices (int64) of the first maximum of each window, the windows given per dim as rows of
+    positions."""
     (n, c), spatial = x.shape[:2], x.shape[2:]
     out = [len(r) for r in rows]
     if n * c == 0:  # nothing to pool, and MLX's argmax refuses an empty reduction
-        return x.reshape(n, c, *[1] * len(out)).expand(n, c, *out), mx.zeros((n, c, *out), mx.int64)
+        return mx.zeros((n, c, *out), mx.int64)
     table = window_table([mx.array(r, dtype=mx.int32) for r in rows], spatial)  # (K, L)
     k, length = table.shape
-    plane = math.prod(spatial)
-    windows = mx.take(data(x).reshape(n, c, plane), table, axis=2)  # (N, C, K, L)
+    windows = mx.take(data(x).reshape(n, c, math.prod(spatial)), table, axis=2)  # (N, C, K, L)
     # MLX's argmax: the first maximum, NaN counting as largest (stop_gradient: indices inside an mx.grad trace)
     first = mx.stop_gradient(mx.argmax(windows, axis=2).astype(mx.int32))
     idx = mx.take(table.reshape(-1), first * length + mx.arange(length))  # (N, C, L) positions in the plane
-    flat = idx + (mx.arange(n * c, dtype=mx.int32) * plane).reshape(n, c, 1)
-    values = gather_axis(x.reshape(-1), flat.reshape(n, c, *out), 0)
-    return values, idx.reshape(n, c, *out).astype(mx.int64)
+    return idx.reshape(n, c, *out).astype(mx.int64)
+
+
+def _max_at(node: str, x: Tensor, idx: mx.array, unbatched: bool, return_indices: bool, empty=None):
+    """The values of x at the maxima ``idx`` (recorded as ``node``, which saves the indices returned), and the
+    indices when asked for; ``empty`` masks the windows of padding only (their value is the lowest, -inf)."""
+    indices = _wrap(idx)
+    values = max_pool_values[node](x, indices) if empty is None else max_pool_values[node](x, indices, empty)
+    values = _unbatch(values, unbatched)
+    return (values, _unbatch(indices, unbatched)) if return_indices else values
 
 
 # Tiled windows (kernel == stride, no padding or dilation: the common 2x2 pool) need no index table: x reshaped to
@@ -135,9 +145,9 @@ def _first_max(x: mx.array, k: tuple, m: mx.array) -> mx.array:
     return mx.stop_gradient(_first_hit(m, *_tile_views(x, k)[0]))
 
 
-def _max_tiles_vjp(g, ans, x, k):
+def _max_tiles_vjp(g, ans, x, k, indices=None):
     """g goes to each tile's first maximum: a mask (constant: its derivative is zero) over x's tiled shape selects
-    it (zeros past the last whole tile)."""
+    it (zeros past the last whole tile). ``indices``, when returned, are only saved (PyTorch's node saves them)."""
     n = len(k)
     xa = data(x)
     m = data(ans)
@@ -156,7 +166,7 @@ def _max_tiles_vjp(g, ans, x, k):
     return pad_constant(spread, ((0, 0), (0, 0)) + rest) if any(r for _, r in rest) else spread
 
 
-def _max_tiles_fwd(a, k):
+def _max_tiles_fwd(a, k, indices=None):
     return _max_of(*_tile_views(a, k)[0])
 
 
@@ -195,43 +205,31 @@ def _pool_out(x, k, s, p, d, ceil_mode) -> list:
 
 
 # ---------------------------------------------------------------------------------------------------- max pooling
-def _require_positive(n: int, fn: str, input: Tensor) -> None:
-    """PyTorch's refusal of a pooling input with an empty channel or spatial dim (only the batch may be empty), in
-    the words of the kernel PyTorch runs (avg_pool1d is its 2-d pool over an inserted unit dim)."""
-    shape = list(input.shape)
-    if min(shape[input.ndim - n - 1:]) > 0:
-        return
-    if n == 3:
-        name = "avg_pool3d" if fn == "avg_pool3d" else "max_pool3d_with_indices_out_cpu_template"
-        raise RuntimeError(f"{name}(): Expected input's non-batch dimensions to have positive length, but input has a "
-                           f"shape of {shape} and non-batch dimension 0 has length zero!")
-    if fn == "avg_pool1d":
-        n, shape = 2, shape[:-1] + [1] + shape[-1:]
-    prefix = "max_pool1d: " if fn == "max_pool1d" else ""
-    raise RuntimeError(f"{prefix}Expected {n + 1}D or {n + 2}D (batch mode) tensor with optional 0 dim batch size for "
-                       f"input, but got:{shape}")
-
-
 @_cpu_route.float64_args
 def _max_pool(n, fn, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     x, unbatched = batched(input, n, fn)
-    _require_positive(n, fn, input)
+    require_positive(n, fn, input)
     k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
     out = _pool_out(x, k, s, p, d, ceil_mode)
-    if k == s and max(p) == 0 and max(d) == 1 and not ceil_mode:  # tiles: strided views, elementwise max
-        values = _max_tiles[n](x, k)
-        if return_indices:  # the flat position in the plane of each tile's first maximum
-            first = _first_max(data(x), k, data(values))
-            idx = 0
-            for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
-                inner = math.prod(k[i + 1:])
-                o = mx.arange(values.shape[2 + i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
-                idx = idx * size + o * kk + (first // inner) % kk
-            idx = idx.astype(mx.int64)
-    else:
-        values, idx = _max_windows(x, [_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
-    values = _unbatch(values, unbatched)
-    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+    tiles = k == s and max(p) == 0 and max(d) == 1 and not ceil_mode
+    if tiles and not return_indices:  # strided views, elementwise max, a mask in backward
+        return _unbatch(_max_tiles[n](x, k), unbatched)
+    if tiles:  # the flat position in the plane of each tile's first maximum
+        first = _first_max(data(x), k, _max_of(*_tile_views(data(x), k)[0]))
+        idx = 0
+        for i, (kk, size) in enumerate(zip(k, x.shape[2:])):
+            inner = math.prod(k[i + 1:])
+            o = mx.arange(out[i], dtype=mx.int32).reshape((-1,) + (1,) * (n - 1 - i))
+            idx = idx * size + o * kk + (first // inner) % kk
+        indices = _wrap(idx.astype(mx.int64))  # saved by the values' node (its backward, the mask, needs not read it)
+        return _unbatch(_max_tiles[n](x, k, indices), unbatched), _unbatch(indices, unbatched)
+    rows, firsts = zip(*[_pool_rows(*a) for a in zip(x.shape[2:], out, k, s, p, d)])
+    idx = _max_windows(x, rows)
+    empty = padding_windows(firsts, x.shape[2:])
+    if empty is not None:  # windows of padding only: PyTorch's index for them, and -inf as their value
+        idx = mx.where(empty[0], empty[1], idx)
+        return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices, empty[0])
+    return _max_at(f"MaxPool{n}DWithIndicesBackward0", x, idx, unbatched, return_indices)
 
 
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -250,67 +248,19 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return _max_pool(3, "max_pool3d", input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
-def _adaptive_size(fn, output_size, spatial) -> tuple:
-    n = len(spatial)
-    if isinstance(output_size, int) or output_size is None:
-        output_size = (output_size,) * n
-    output_size = tuple(output_size)
-    if len(output_size) == 1 and n > 1:
-        output_size *= n
-    if len(output_size) != n:
-        raise RuntimeError(f"{fn}: output_size must be {n}")
-    out = tuple(s if o is None else int(o) for o, s in zip(output_size, spatial))
-    if min(out) < 0 or (min(out) == 0 and min(spatial) > 0):
-        raise RuntimeError(f"{fn}: elements of output_size must be greater than or equal to 0 but received "
-                           f"{list(out)}")
-    return out
-
-
-def _physical_memory() -> int:
-    try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):  # no sysconf: only the int64 limit applies
-        return 2 ** 63 - 1
-
-
-def refuse_huge(sizes: list, itemsize: int, storage: bool) -> None:
-    """Refuse an output that cannot exist, before anything of its size is built (the index tables of the adaptive
-    pools and interpolation are as long as the output): an element count beyond int64 with PyTorch's message
-    (``storage``: the allocator's "Storage size calculation overflowed", else "numel: integer multiplication
-    overflow"), and more bytes than this machine has with the message of PyTorch's CPU allocator."""
-    numel = math.prod(sizes)
-    if numel > 2 ** 63 - 1:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}" if storage else
-                           "numel: integer multiplication overflow")
-    if numel * itemsize > 2 ** 63 - 1:
-        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(sizes)}")
-    if numel * itemsize > _physical_memory():
-        raise RuntimeError(f"DefaultCPUAllocator: can't allocate memory: you tried to allocate {numel * itemsize} "
-                           "bytes. Error code 12 (Cannot allocate memory)")
-
-
-def _require_nonempty(fn, input, first: int) -> None:
-    """PyTorch's refusal of an empty dim from ``first`` on (only the batch may be empty); adaptive_avg_pool1d
-    reports itself as the 2-d pool of the input with a unit dim inserted, as PyTorch computes it."""
-    sizes = list(input.shape)
-    if fn == "adaptive_avg_pool1d":
-        fn, sizes = "adaptive_avg_pool2d", sizes[:-1] + [1] + sizes[-1:]
-    for d in range(max(first, 0), len(sizes)):
-        if sizes[d] == 0:
-            raise RuntimeError(f"{fn}(): Expected input to have non-zero size for non-batch dimensions, but input "
-                               f"has sizes {sizes} with dimension {d} being empty")
-
-
 @_cpu_route.float64_args
 def _adaptive_max_pool(n, fn, input, output_size, return_indices):
     if isinstance(input, Tensor):  # the max pools refuse empty channels too
-        _require_nonempty(fn, input, input.ndim - n - 1)
+        require_nonempty(fn, input, 1)
     x, unbatched = batched(input, n, fn)
-    out = _adaptive_size(fn, output_size, x.shape[2:])
+    out = adaptive_size(fn, output_size, input.shape, n)
     refuse_huge(list(x.shape[:2]) + ([1] if n == 1 else []) + list(out), x.dtype.size, True)
-    values, idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
-    values = _unbatch(values, unbatched)
-    return (values, _unbatch(_wrap(idx), unbatched)) if return_indices else values
+    if min(out) == 0:
+        shape = (*input.shape[:-n], *out)
+        values = empty_adaptive_output[fn](input, shape, fn)
+        return (values, _wrap(mx.zeros(shape, mx.int64))) if return_indices else values
+    idx = _max_windows(x, [_adaptive_rows(L, o) for L, o in zip(x.shape[2:], out)])
+    return _max_at(f"AdaptiveMaxPool{n}DBackward0", x, idx, unbatched, return_indices)
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):
@@ -344,7 +294,7 @@ def _counts(size, out, k, s, p, include_pad) -> list:
 @_cpu_route.float64_args
 def _avg_pool(n, fn, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     x, unbatched = batched(input, n, fn)
-    _require_positive(n, fn, input)
+    require_positive(n, fn, input)
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, 1)
     out = _pool_out(x, k, s, p, (1,) * n, ceil_mode)
     if divisor_override is not None and divisor_override == 0:
@@ -413,12 +363,16 @@ def _along(x: Tensor, axis: int, matrix: Tensor) -> Tensor:
 @_cpu_route.float64_args
 def _adaptive_avg_pool(n, fn, input, output_size):
     x, unbatched = batched(input, n, fn)
-    _require_nonempty(fn, input, input.ndim - n + (fn == "adaptive_avg_pool1d"))
-    spatial = x.shape[2:]
-    out = _adaptive_size(fn, output_size, spatial)
-    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
-    if all(o == 1 for o in out):  # global average pooling
+    out = adaptive_size(fn, output_size, input.shape, n)
+    if all(o == 1 for o in out):  # global average pooling (PyTorch's mean: NaN over an empty dim)
         return _unbatch(x.mean(tuple(range(2, 2 + n)), keepdim=True), unbatched)
+    # (PyTorch's 3-d pool refuses empty channels too, its 2-d one only empty spatial dims)
+    require_nonempty(fn, input, 1 if n == 3 else input.ndim - n + (fn == "adaptive_avg_pool1d"))
+    spatial = x.shape[2:]
+    refuse_huge(list(x.shape[:2]) + list(out), x.dtype.size, False)
+    shape = (*input.shape[:-n], *out)
+    if 0 in (shape[:-1] + (1,) + shape[-1:] if n == 1 else shape)[1:]:  # an empty non-batch dim, as PyTorch sees it
+        return empty_adaptive_output[fn](input, shape, fn)
     y = x
     for d in reversed(range(n)):
         if out[d] == spatial[d]:

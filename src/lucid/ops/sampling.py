@@ -5,11 +5,14 @@ in PyTorch.
 Both are compositions of differentiable lucid ops, so the gradients with respect to the input (a scatter-add of
 the gathers) and to the grid (through the interpolation weights) and their higher derivatives come from those ops.
 The corner indices are integers clamped into range, and the gathers (``gather``) pass them through
-``lucid._checks.checked_index`` as every index is.
+``lucid._checks.checked_index`` as every index is. Each step works on all the dims of a point and all its corners
+(or bicubic taps) at once, so a call is a few dozen ops whatever the mode: the cost of a call is what PyTorch's
+gradcheck of grid_sample pays once per input element.
 """
 from __future__ import annotations
 
-__all__ = ["grid_sample", "affine_grid"]
+__all__ = ["grid_sample", "affine_grid", "grid_sampler", "grid_sampler_2d", "grid_sampler_3d",
+           "GRID_SAMPLE_INTERPOLATION_MODES", "GRID_SAMPLE_PADDING_MODES"]
 
 import itertools
 import math
@@ -21,7 +24,7 @@ import numpy as np
 from .. import _cpu_route
 from .._tensor import Tensor, _wrap
 from .elementwise import abs, clamp, floor, remainder, round, where
-from .index import gather
+from .index import _scalar_name, gather
 from .linalg import matmul
 from .pool import _cubic_weights
 from .shape import stack
@@ -39,55 +42,69 @@ def _align(align_corners) -> bool:
     return bool(align_corners)
 
 
-def _unnormalize(coord: Tensor, size: int, align_corners: bool) -> Tensor:
+def _const(value, like: Tensor, dtype=None) -> Tensor:
+    """A constant (a number or a numpy array: one entry per dim, along the last axis) in ``like``'s dtype."""
+    return _wrap(mx.array(np.asarray(value), dtype=dtype or like.dtype))
+
+
+# The coordinate maps take ``size`` as an int or as a numpy array with one entry per spatial dim, the last axis of
+# the coordinates (all dims of a point at once: a handful of ops per grid_sample, not a handful per dim and corner)
+def _unnormalize(coord: Tensor, size, align_corners: bool) -> Tensor:
     """[-1, 1] -> pixel coordinates: -1 and 1 are the centres of the corner pixels (align_corners) or their outer
     edges."""
+    size = np.asarray(size)
     if align_corners:
-        return (coord + 1) / 2 * (size - 1)
-    return ((coord + 1) * size - 1) / 2
+        return (coord + 1) / 2 * _const(size - 1, coord)
+    return ((coord + 1) * _const(size, coord) - 1) / 2
 
 
-def _reflect(x: Tensor, twice_low: int, twice_high: int) -> Tensor:
-    """Reflect x into [twice_low / 2, twice_high / 2] by mirroring at the bounds as often as needed."""
-    if twice_low == twice_high:
-        return x * 0
-    low, span = twice_low / 2, (twice_high - twice_low) / 2
+def _reflect(x: Tensor, twice_low, twice_high) -> Tensor:
+    """Reflect x into [twice_low / 2, twice_high / 2] by mirroring at the bounds as often as needed (an empty span:
+    0)."""
+    low = np.asarray(twice_low, np.float64) / 2
+    span = (np.asarray(twice_high, np.float64) - np.asarray(twice_low, np.float64)) / 2
+    empty = span == 0
+    low, span = _const(low, x), _const(np.where(empty, 1.0, span), x)
     x = abs(x - low)
     extra = remainder(x, span)
     flips = floor(x / span)
-    return where(remainder(flips, 2) == 0, extra + low, span - extra + low)
+    out = where(remainder(flips, 2) == 0, extra + low, span - extra + low)
+    return where(_const(empty, x, mx.bool_), x * 0, out) if empty.any() else out
 
 
-def _pad(x: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
+def _clip(x: Tensor, size) -> Tensor:
+    """x clamped into [0, size - 1] with PyTorch's grid-sampler gradient: 1 strictly inside, 0 at the bounds too
+    (clamp's own gradient passes at the bounds)."""
+    high = _const(np.asarray(size) - 1, x)
+    return where((x > 0) & (x < high), x, clamp(x, _const(0, x), high).detach())
+
+
+def _pad(x: Tensor, size, padding_mode: str, align_corners: bool) -> Tensor:
     """Pixel coordinate x mapped into [0, size - 1] by the border or reflection padding (zeros: unchanged)."""
+    size = np.asarray(size)
     if padding_mode == "border":
-        x = clamp(x, 0, size - 1)
+        x = _clip(x, size)
     elif padding_mode == "reflection":
         x = _reflect(x, 0, 2 * (size - 1)) if align_corners else _reflect(x, -1, 2 * size - 1)
-        x = clamp(x, 0, size - 1)
+        x = _clip(x, size)
     return x
 
 
-def _source(coord: Tensor, size: int, padding_mode: str, align_corners: bool) -> Tensor:
-    return _pad(_unnormalize(coord, size, align_corners), size, padding_mode, align_corners)
-
-
-def _gather_corner(flat: Tensor, corner: list, sizes: tuple) -> tuple[Tensor, Tensor]:
-    """Values of ``flat`` (N, C, prod(sizes)) at integer-valued coordinates ``corner`` (each (N, *out)), and the
-    mask of the corners that lie inside the input."""
+def _corners(flat: Tensor, corners: Tensor, sizes: tuple) -> Tensor:
+    """Values of ``flat`` (N, C, prod(sizes)) at the integer-valued points ``corners`` (N, *points, d), zero for a
+    point outside the input: (N, C, *points). The indices are constants (no gradient flows through them)."""
     n, c = flat.shape[:2]
-    inside = None
-    index = None
-    for coord, size in zip(corner, sizes):
-        ok = (coord >= 0) & (coord <= size - 1)
-        inside = ok if inside is None else inside & ok
-        i = clamp(coord.detach().to(mx.int64), 0, size - 1)  # cast first: NaN coordinates land in range too
-        index = i if index is None else index * size + i
-    out_shape = tuple(index.shape[1:])
-    points = math.prod(out_shape)
-    index = index.reshape(n, 1, points).expand(n, c, points)
-    values = gather(flat, 2, index).reshape(n, c, *out_shape)
-    return values, inside.unsqueeze(1)
+    at = corners._storage.data
+    top = mx.array([s - 1 for s in sizes], at.dtype)
+    inside = mx.all((at >= 0) & (at <= top), axis=-1)
+    # cast first: NaN coordinates land in range too
+    index = mx.clip(at.astype(mx.int64), 0, top.astype(mx.int64))
+    strides = [math.prod(sizes[k + 1:]) for k in range(len(sizes))]
+    index = (index * mx.array(strides, mx.int64)).sum(-1)  # (N, *points)
+    points = math.prod(index.shape[1:])
+    values = gather(flat, 2, _wrap(mx.broadcast_to(index.reshape(n, 1, points), (n, c, points))))
+    values = values.reshape(n, c, *index.shape[1:])
+    return where(_wrap(mx.expand_dims(inside, 1)), values, 0.0)
 
 
 def _bicubic(flat: Tensor, grid: Tensor, sizes: tuple, padding_mode: str, align_corners: bool) -> Tensor:
@@ -95,26 +112,50 @@ def _bicubic(flat: Tensor, grid: Tensor, sizes: tuple, padding_mode: str, align_
     unnormalised point are weighted by Keys' cubic (A = -0.75) of its fraction, and the padding moves each tap's
     integer index on its own (the point itself is not padded, so its weights, and the grid's gradient, are those of
     the unpadded point)."""
-    points = [_unnormalize(grid[..., 1 - k], sizes[k], align_corners) for k in range(2)]  # along H, then W
-    taps, weights = [], []
-    for x, size in zip(points, sizes):
-        low = floor(x)
-        weights.append(stack(_cubic_weights(x - low), 1))  # (N, 4, Ho, Wo)
-        low = low.detach()  # the tap indices are constants: no graph through the padding
-        taps.append(stack([_pad(low + (k - 1), size, padding_mode, align_corners) for k in range(4)], 1))
-    rows, cols = taps[0].unsqueeze(2), taps[1].unsqueeze(1)  # (N, 4, 1, Ho, Wo), (N, 1, 4, Ho, Wo)
-    values, inside = _gather_corner(flat, [rows, cols], sizes)  # (N, C, 4, 4, Ho, Wo)
-    values = where(inside, values, 0.0)
+    points = _unnormalize(grid.flip(-1), sizes, align_corners)  # (N, Ho, Wo, 2): along H, then W
+    low = floor(points)
+    weights = stack(_cubic_weights(points - low), -2)  # (N, Ho, Wo, 4, 2)
+    # the tap indices are constants (no graph through the padding): low - 1 ... low + 2 along each dim
+    taps = _pad(low.detach().unsqueeze(-2) + _const([[-1], [0], [1], [2]], low), sizes, padding_mode, align_corners)
+    rows, cols = taps[..., 0].unsqueeze(-1), taps[..., 1].unsqueeze(-2)  # (N, Ho, Wo, 4, 1), (N, Ho, Wo, 1, 4)
+    shape = (*rows.shape[:-1], 4)
+    values = _corners(flat, stack([rows.expand(*shape), cols.expand(*shape)], -1), sizes)  # (N, C, Ho, Wo, 4, 4)
     # as PyTorch: interpolate each row of taps along W, then the four rows along H
-    along_w = (values * weights[1].unsqueeze(1).unsqueeze(2)).sum(3)  # (N, C, 4, Ho, Wo)
-    return (along_w * weights[0].unsqueeze(1)).sum(2)
+    along_w = (values * weights[..., 1].unsqueeze(1).unsqueeze(-2)).sum(-1)  # (N, C, Ho, Wo, 4)
+    return (along_w * weights[..., 0].unsqueeze(1)).sum(-1)
 
 
-@_cpu_route.float64_args
+def _check_grid_sampler(input, grid, mode: str, d) -> None:
+    """PyTorch's checks of grid_sampler's arguments, in its order: the shapes common to 2-d and 3-d, the number of
+    dims (``d``: the sampler's, or None: the 2-d one for a 4-d input, else the 3-d one, as PyTorch dispatches),
+    then the dtypes as its kernel dispatches on them."""
+    sizes = f"input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}"
+    if input.shape[0] != grid.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, but got {sizes}")
+    if grid.shape[-1] != input.ndim - 2:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {input.ndim - 2} in last dimension, but got "
+                           f"grid with sizes {list(grid.shape)}")
+    for i in range(2, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial dimensions, but input has "
+                               f"sizes {list(input.shape)} with dimension {i} being empty")
+    d = d or (2 if input.ndim == 4 else 3)
+    if grid.ndim != input.ndim or input.ndim != d + 2:
+        raise RuntimeError(f"grid_sampler(): expected {d + 2}D input and grid with same number of dimensions, but "
+                           f"got {sizes}")
+    if mode == "bicubic" and d == 3:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not mx.issubdtype(input.dtype, mx.floating):
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if d == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_scalar_name(input.dtype)}\'')
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {_scalar_name(input.dtype)} but found {_scalar_name(grid.dtype)}")
+
+
 def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros", align_corners=None) -> Tensor:
     """Sample ``input`` (N, C, H, W) at the points ``grid`` (N, Ho, Wo, 2) gives, in normalised [-1, 1]
     coordinates (x then y); 5-D inputs take (N, Do, Ho, Wo, 3) grids (x, y, z). ``mode``: "bilinear" (trilinear
-    for 5-D) or "nearest" (the grid then gets no gradient: ``grid.grad`` stays None where PyTorch gives zeros);
+    for 5-D) or "nearest" (the grid's gradient is then zero);
     "bicubic" (4-D only; PyTorch pads each of its 16 taps, not the point); ``padding_mode`` for points outside:
     "zeros", "border" or "reflection".
 
@@ -124,48 +165,72 @@ def grid_sample(input, grid, mode: str = "bilinear", padding_mode: str = "zeros"
     """
     if _gm_state.autocast is not None:
         return _gm_state.autocast.call("grid_sample", grid_sample, input, grid, mode, padding_mode, align_corners)
-    if mode not in ("bilinear", "nearest", "bicubic"):
+    if mode not in GRID_SAMPLE_INTERPOLATION_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                          f"got: '{mode}'")
-    if padding_mode not in ("zeros", "border", "reflection"):
+    if padding_mode not in GRID_SAMPLE_PADDING_MODES:
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
                          f"'reflection', but got: '{padding_mode}'")
-    if input.ndim not in (4, 5):
-        raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number of dimensions, but "
-                           f"got input with sizes {list(input.shape)} and grid with sizes {list(grid.shape)}")
+    return _sample(input, grid, mode, padding_mode, _align(align_corners), None)
+
+
+# ATen's forms (torch.grid_sampler & co.): the modes as the integers grid_sample maps them to
+GRID_SAMPLE_INTERPOLATION_MODES = {"bilinear": 0, "nearest": 1, "bicubic": 2}
+GRID_SAMPLE_PADDING_MODES = {"zeros": 0, "border": 1, "reflection": 2}
+
+
+def _by_number(modes: dict, number: int, what: str) -> str:
+    for name, n in modes.items():
+        if n == number:
+            return name
+    raise RuntimeError(f"grid_sampler(): expected {what} to be one of {sorted(modes.values())}, but got: {number}")
+
+
+def _aten(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool, d) -> Tensor:
+    return _sample(input, grid, _by_number(GRID_SAMPLE_INTERPOLATION_MODES, interpolation_mode, "interpolation_mode"),
+                   _by_number(GRID_SAMPLE_PADDING_MODES, padding_mode, "padding_mode"), bool(align_corners), d)
+
+
+def grid_sampler(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """ATen's grid_sample: the modes are the integers of ``GRID_SAMPLE_INTERPOLATION_MODES`` and
+    ``GRID_SAMPLE_PADDING_MODES``, ``align_corners`` a bool (no warning); a 4-d input is sampled in 2-d, any other
+    in 3-d."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, None)
+
+
+def grid_sampler_2d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """``grid_sampler`` of a 4-d input (N, C, H, W)."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, 2)
+
+
+def grid_sampler_3d(input, grid, interpolation_mode: int, padding_mode: int, align_corners: bool) -> Tensor:
+    """``grid_sampler`` of a 5-d input (N, C, D, H, W)."""
+    return _aten(input, grid, interpolation_mode, padding_mode, align_corners, 3)
+
+
+@_cpu_route.float64_args
+def _sample(input, grid, mode: str, padding_mode: str, align: bool, d) -> Tensor:
+    """grid_sample once its modes are known: the sampler of ``d`` dims (None: chosen by the input's)."""
+    _check_grid_sampler(input, grid, mode, d)
     d = input.ndim - 2
-    if grid.ndim != input.ndim or grid.shape[-1] != d or grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {d} in last dimension and the same batch "
-                           f"size and number of dimensions as input, but got input with sizes "
-                           f"{list(input.shape)} and grid with sizes {list(grid.shape)}")
-    if input.dtype != grid.dtype:
-        raise RuntimeError(f"grid_sampler(): expected input and grid to have same dtype, but input has "
-                           f"{input.dtype} and grid has {grid.dtype}")
-    if mode == "bicubic" and d != 2:
-        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
-    align = _align(align_corners)
     sizes = tuple(input.shape[2:])  # (H, W) or (D, H, W)
     n, c = input.shape[:2]
     flat = input.reshape(n, c, math.prod(sizes))  # no -1: an empty batch leaves it ambiguous
     if mode == "bicubic":
         return _bicubic(flat, grid, sizes, padding_mode, align)
-    # grid's last dim lists x (the last input dim) first: coords[k] is the source coordinate along sizes[k]
-    coords = [_source(grid[..., d - 1 - k], sizes[k], padding_mode, align) for k in range(d)]
+    # grid's last dim lists x (the last input dim) first: coords[..., k] is the source coordinate along sizes[k]
+    coords = _pad(_unnormalize(grid.flip(-1), sizes, align), sizes, padding_mode, align)  # (N, *out, d)
     if mode == "nearest":
-        values, inside = _gather_corner(flat, [round(x) for x in coords], sizes)
-        return where(inside, values, 0.0)
-    lows = [floor(x) for x in coords]
-    out = None
-    for offsets in itertools.product((0, 1), repeat=d):
-        corner = [lo + o for lo, o in zip(lows, offsets)]
-        weight = None
-        for x, lo, o in zip(coords, lows, offsets):
-            w = x - lo if o else 1 - (x - lo)
-            weight = w if weight is None else weight * w
-        values, inside = _gather_corner(flat, corner, sizes)
-        term = where(inside, values * weight.unsqueeze(1), 0.0)
-        out = term if out is None else out + term
-    return out
+        values = _corners(flat, round(coords).unsqueeze(-2), sizes).squeeze(-1)
+        # the output depends on the grid, with a zero gradient (PyTorch's): a where that never picks the grid
+        return where(_const(False, values, mx.bool_), coords[..., 0].unsqueeze(1), values)
+    # the 2**d corners around each point, and their weights: the product over dims of frac or 1 - frac
+    low = floor(coords)
+    frac = (coords - low).unsqueeze(-2)  # (N, *out, 1, d)
+    offsets = np.array(list(itertools.product((0, 1), repeat=d)))  # (K, d), row-major as PyTorch sums them
+    weights = where(_const(offsets, frac, mx.bool_), frac, 1 - frac).prod(-1)  # (N, *out, K)
+    values = _corners(flat, low.unsqueeze(-2) + _const(offsets, low), sizes)  # (N, C, *out, K)
+    return (values * weights.unsqueeze(1)).sum(-1)
 
 
 def _base_coords(size: int, align_corners: bool, dtype) -> mx.array:

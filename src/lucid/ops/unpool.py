@@ -8,7 +8,8 @@
 - ``fractional_max_pool{2,3}d`` take the max over windows whose starts follow PyTorch's pseudo-random sequence
   ``int((i + u) * alpha) - int(u * alpha)`` (alpha = (in - k) / (out - 1), the last window flush with the end),
   one ``u`` per (sample, channel, dim) from ``_random_samples`` (drawn from lucid's generator when not given).
-  The values are a gather at the chosen positions, so gradients of every order come from gather's.
+  The values are max pooling's gather at the chosen positions (pool_nodes.max_pool_values), so gradients of every
+  order come from gather's.
 """
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ from .._tensor import Tensor, _wrap
 from ._core import data, defop
 from .activation import relu
 from .conv import batched, gather_axis, ntuple
+from .pool_nodes import max_pool_values
 from .elementwise import abs, sign
 from .index import _scalar_name
 from .pool import (adaptive_max_pool1d, adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d,
@@ -209,6 +211,15 @@ def _starts(u: mx.array, size: int, out: int, k: int) -> mx.array:
     return starts
 
 
+def _fractional_size(fn: str, name: str, value, n: int) -> tuple:
+    """An int, or exactly n of them (PyTorch's fractional pools take no 1-element sequence)."""
+    if isinstance(value, int):
+        return (value,) * n
+    if len(value) != n:
+        raise RuntimeError(f"{fn}: {name} must either be a single Int or tuple of {'Ints' if n == 2 else 'three Ints'}")
+    return tuple(int(v) for v in value)
+
+
 @_cpu_route.float64_args
 def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices, _random_samples):
     fn = f"fractional_max_pool{n}d"
@@ -222,8 +233,7 @@ def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices
     if _random_samples is None:
         n_batch = 1 if input.ndim == n + 1 else input.shape[0]
         _random_samples = rand(n_batch, input.shape[-n - 1], n, dtype=input.dtype)
-    k = ntuple(kernel_size, n, "kernel_size")
-    out = ntuple(output_size, n, "output_size")
+    k, out = _fractional_size(fn, "kernel_size", kernel_size, n), _fractional_size(fn, "output_size", output_size, n)
     x, unbatched = batched(input, n, fn)
     nb, c, spatial = x.shape[0], x.shape[1], x.shape[2:]
     samples = _random_samples
@@ -244,12 +254,7 @@ def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices
             word = _DIM_WORDS[3 - n + d]
             raise RuntimeError(f"{name}: pool {word} {k[d]} too large relative to input {word} {spatial[d]}")
     planes, plane = nb * c, math.prod(spatial)
-    if planes == 0 or min(out) == 0:  # an empty output, still on the graph (its gradient is zeros)
-        values = x.sum(tuple(range(2, 2 + n)), keepdim=True)
-        for d in range(n):
-            if out[d] == 0:
-                values = values.narrow(2 + d, 0, 0)
-        values = values.expand(nb, c, *out)
+    if planes == 0 or min(out) == 0:  # an empty output (still on the graph: its gradient is zeros)
         idx = mx.zeros((nb, c, *out), mx.int64)
     else:
         # PyTorch's samples are (u_w, u_h) in 2-d and (u_t, u_h, u_w) in 3-d
@@ -270,12 +275,12 @@ def _fractional(n, input, kernel_size, output_size, output_ratio, return_indices
         last_nan = flat.shape[2] - 1 - mx.argmax(nan[..., ::-1], axis=2)
         pick = mx.where(mx.any(nan, axis=2), last_nan, mx.argmax(windows, axis=2))
         pick = mx.stop_gradient(mx.take_along_axis(flat, pick[..., None].astype(mx.int32), axis=2)[..., 0])
-        offsets = (mx.arange(planes, dtype=mx.int32) * plane)[:, None]
-        values = gather_axis(x.reshape(-1), (pick + offsets).reshape(nb, c, *out), 0)
         idx = pick.reshape(nb, c, *out).astype(mx.int64)
+    indices = _wrap(idx)  # saved by the values' node, so an in-place change to it before backward raises
+    values = max_pool_values[f"FractionalMaxPool{n}DBackward0"](x, indices)
     if unbatched:
-        values, idx = values.reshape(values.shape[1:]), idx.reshape(idx.shape[1:])
-    return values, _wrap(idx)
+        values, indices = values.reshape(values.shape[1:]), indices.reshape(indices.shape[1:])
+    return values, indices
 
 
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,

@@ -199,6 +199,10 @@ channels_last = memory_format("channels_last")
 channels_last_3d = memory_format("channels_last_3d")
 
 
+# ATen's unvectorized CPU grid sampler, which PyTorch's tests compare grid_sample with: lucid has one sampler
+from lucid.ops.sampling import grid_sampler_2d as _grid_sampler_2d_cpu_fallback  # noqa: E402,F401
+
+
 def _nnpack_available() -> bool:
     """False: lucid's convolutions are MLX's, never NNPACK's."""
     return False
