@@ -274,6 +274,7 @@ EXTRA = [
     lambda T: T(3, 4).transpose(0, 1),
     lambda T: T(3, 4).t(),
     lambda T: lucid.index_put(T(3, 4), (lucid.tensor([0, 2]),), T(2, 4)),
+    lambda T: F.conv2d(T(1, 0, 5, 5), T(3, 0, 3, 3), T(3)),  # over no input channels: its own op (zero gradients)
     lambda T: lucid.index_put(T(3, 4), (lucid.tensor([0, 2]),), T(2, 4), accumulate=True),
     lambda T: lucid.mm(T(3, 4), T(4, 5)),
     lambda T: T(2, 3, 4).mT,
