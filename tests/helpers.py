@@ -18,6 +18,15 @@ def leaf(*shape, low=-1.0, high=1.0, seed=0, requires_grad=True):
     return lucid.tensor(rng.uniform(low, high, shape), dtype=lucid.float64, requires_grad=requires_grad)
 
 
+def error_of(fn):
+    """``(type name, message)`` of what ``fn()`` raises, or None: compared between lucid and PyTorch."""
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001  (the type and message are what is compared)
+        return type(e).__name__, str(e)
+    return None
+
+
 def check_grads(fn, *inputs, atol=1e-5, rtol=1e-3, second=True):
     """First and second derivatives of fn at inputs against central finite differences."""
     assert gradcheck(fn, inputs, atol=atol, rtol=rtol)

@@ -8,16 +8,9 @@ import pytest
 import lucid
 import lucid.compat.torch as ltorch
 import lucid.nn.functional as F
+from helpers import error_of
 
 torch = pytest.importorskip("torch")
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  (the type and message are what is compared)
-        return type(e).__name__, str(e)
-    return None
 
 
 def _complex(rng, *shape):
@@ -51,7 +44,7 @@ def test_complex_convolution_checks_sizes_as_pytorch():
     x = np.zeros((3, 1, 2), np.complex64)
     for lib in (torch, lucid):
         conv = lib.nn.Conv1d(1, 1, 3).to(lib.cfloat)
-        assert _error(lambda: conv(lib.tensor(x)))[0] == "RuntimeError"
+        assert error_of(lambda: conv(lib.tensor(x)))[0] == "RuntimeError"
         assert lib.nn.Conv1d(1, 1, 3, stride=2, padding=1).to(lib.cfloat)(lib.tensor(x)).shape == (3, 1, 1)
 
 
@@ -67,7 +60,7 @@ def test_convolution_over_no_input_channels_gives_zero_gradients_as_pytorch(n, s
         results.append((tuple(out.shape), tuple(x.grad.shape), tuple(conv.weight.grad.shape),
                         conv.bias.grad.numpy().tolist()))
         bad = getattr(lib.nn, f"Conv{n}d")(0, 8, 3)
-        assert "Given groups=1, weight" in _error(lambda: bad(lib.randn(2, 1, *[4] * n)))[1]
+        assert "Given groups=1, weight" in error_of(lambda: bad(lib.randn(2, 1, *[4] * n)))[1]
     assert results[0] == results[1]
     assert results[1][3] == [0.0] * 8
 
@@ -170,7 +163,7 @@ def test_native_embedding_bag_matches_pytorchs(mode, padding_idx):
                                                        ((2, 2), (2,), (2, 0, 0, 6, 6)), ((2, 2, 2), (2,), (2,))])
 def test_native_embedding_bag_dimension_errors_match_pytorchs(w_shape, i_shape, o_shape):
     def run(lib, fn):
-        return _error(lambda: fn(lib.zeros(*w_shape, dtype=lib.float64), lib.full(i_shape, 1, dtype=lib.int64),
+        return error_of(lambda: fn(lib.zeros(*w_shape, dtype=lib.float64), lib.full(i_shape, 1, dtype=lib.int64),
                                  lib.zeros(*o_shape, dtype=lib.int64)))
     assert run(ltorch, ltorch._embedding_bag) == run(torch, torch._embedding_bag)
 
@@ -180,9 +173,9 @@ def test_native_embedding_bag_dimension_errors_match_pytorchs(w_shape, i_shape, 
 @pytest.mark.parametrize("proj_size", [0, 10])
 def test_rnn_and_gru_refuse_proj_size_as_pytorch(mode, proj_size):
     def make(lib):
-        return _error(lambda: getattr(lib.nn, mode)(30, 20, 2, proj_size=proj_size))
+        return error_of(lambda: getattr(lib.nn, mode)(30, 20, 2, proj_size=proj_size))
     assert make(lucid) == make(torch) == ("ValueError", "proj_size argument is only supported for LSTM, not RNN or GRU")
-    assert _error(lambda: getattr(lucid.nn, mode)(3, 4, foo=1))[0] == "TypeError"
+    assert error_of(lambda: getattr(lucid.nn, mode)(3, 4, foo=1))[0] == "TypeError"
 
 
 @pytest.mark.parametrize("kwargs, name", [({}, "weight_ih_l0"), ({"proj_size": 4}, "weight_hr_l0")])
@@ -287,7 +280,7 @@ def test_sparse_adam_with_an_empty_sparse_gradient_changes_nothing():
     lambda L, p: L.optim.SparseAdam([p.to(L.complex64)]),
 ])
 def test_sparse_adam_argument_errors_match_pytorchs(call):
-    assert _error(lambda: call(lucid, lucid.zeros(2))) == _error(lambda: call(torch, torch.zeros(2)))
+    assert error_of(lambda: call(lucid, lucid.zeros(2))) == error_of(lambda: call(torch, torch.zeros(2)))
 
 
 def test_dense_gradient_errors_and_sparse_gradients_on_dense_optimizers():
@@ -295,11 +288,11 @@ def test_dense_gradient_errors_and_sparse_gradients_on_dense_optimizers():
     p.grad = lucid.ones(3)
     t = torch.zeros(3, requires_grad=True)
     t.grad = torch.ones(3)
-    expected = _error(lambda: torch.optim.SparseAdam([t]).step())
-    assert _error(lambda: lucid.optim.SparseAdam([p]).step()) == expected
+    expected = error_of(lambda: torch.optim.SparseAdam([t]).step())
+    assert error_of(lambda: lucid.optim.SparseAdam([p]).step()) == expected
     p.grad = lucid.sparse_coo_tensor(lucid.tensor([[0]]), lucid.tensor([1.0]), (3,))
     before = p.detach().numpy().copy()
-    assert _error(lambda: lucid.optim.Adam([p]).step()) == ("RuntimeError", "Adam does not support sparse gradients")
+    assert error_of(lambda: lucid.optim.Adam([p]).step()) == ("RuntimeError", "Adam does not support sparse gradients")
     np.testing.assert_array_equal(p.detach().numpy(), before)
     with pytest.raises(RuntimeError, match="attempting to assign a gradient of size"):
         p.grad = lucid.sparse_coo_tensor(lucid.tensor([[0]]), lucid.tensor([1.0]), (4,))

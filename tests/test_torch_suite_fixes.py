@@ -14,16 +14,9 @@ import lucid.compat.torch as ltorch
 import lucid.nn as nn
 import lucid.nn.functional as F
 from lucid.autograd.gradcheck import GradcheckError, _get_numerical_jacobian, _iter_tensors
+from helpers import error_of
 
 torch = pytest.importorskip("torch")
-
-
-def _error(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001  (the type and message are what is compared)
-        return type(e).__name__, str(e)
-    return None
 
 
 # ------------------------------------------------------------------------------------------------ embedding_bag
@@ -31,9 +24,9 @@ def _error(fn):
 @pytest.mark.parametrize("idx", [[[-1, 1]], [[11, 8]]])
 def test_embedding_bag_rejects_out_of_range_2d_indices_at_once_as_pytorch(mode, idx):
     w = np.random.default_rng(0).standard_normal((10, 2)).astype(np.float32)
-    expected = _error(lambda: torch.nn.functional.embedding_bag(torch.tensor(idx), torch.tensor(w), mode=mode,
+    expected = error_of(lambda: torch.nn.functional.embedding_bag(torch.tensor(idx), torch.tensor(w), mode=mode,
                                                                 padding_idx=0))
-    got = _error(lambda: F.embedding_bag(lucid.tensor(idx), lucid.tensor(w), mode=mode, padding_idx=0))
+    got = error_of(lambda: F.embedding_bag(lucid.tensor(idx), lucid.tensor(w), mode=mode, padding_idx=0))
     assert got[0] == expected[0] == "RuntimeError"
     assert "Expected idx >= 0 && idx < num_embeddings" in got[1]
 
@@ -42,17 +35,17 @@ def test_embedding_bag_rejects_out_of_range_2d_indices_at_once_as_pytorch(mode, 
 def test_embedding_bag_padding_idx_out_of_range_is_pytorch_error(padding_idx):
     a = [[1, 3, 2], [0, 2, 1]]
     w = np.ones((5, 3), np.float32)
-    expected = _error(lambda: torch.nn.functional.embedding_bag(torch.tensor(a), torch.tensor(w),
+    expected = error_of(lambda: torch.nn.functional.embedding_bag(torch.tensor(a), torch.tensor(w),
                                                                 padding_idx=padding_idx))
-    assert _error(lambda: F.embedding_bag(lucid.tensor(a), lucid.tensor(w), padding_idx=padding_idx)) == expected
+    assert error_of(lambda: F.embedding_bag(lucid.tensor(a), lucid.tensor(w), padding_idx=padding_idx)) == expected
 
 
 def test_embedding_bag_per_sample_weights_dtype_mismatch_is_pytorch_error():
     args = ([3, 1, 1, 1, 4, 0], [0, 0, 3, 3, 6])
-    expected = _error(lambda: torch.nn.functional.embedding_bag(
+    expected = error_of(lambda: torch.nn.functional.embedding_bag(
         torch.tensor(args[0]), torch.ones(5, 2), torch.tensor(args[1]), mode="sum",
         per_sample_weights=torch.ones(6, dtype=torch.float64)))
-    got = _error(lambda: F.embedding_bag(
+    got = error_of(lambda: F.embedding_bag(
         lucid.tensor(args[0]), lucid.ones(5, 2), lucid.tensor(args[1]), mode="sum",
         per_sample_weights=lucid.ones(6, dtype=lucid.float64)))
     assert got == expected
@@ -88,8 +81,8 @@ def test_tensor_type_casts_by_name_or_legacy_class_and_rejects_unknown_names():
     assert x.type("torch.FloatTensor").dtype == lucid.float32
     assert x.type(lucid.LongTensor).dtype == lucid.int64
     assert x.type(lucid.float64) is x  # already that type: self, as PyTorch
-    expected = _error(lambda: torch.ones(2).type("torch.NoSuchTensor"))
-    assert _error(lambda: x.type("torch.NoSuchTensor")) == expected
+    expected = error_of(lambda: torch.ones(2).type("torch.NoSuchTensor"))
+    assert error_of(lambda: x.type("torch.NoSuchTensor")) == expected
 
 
 # ------------------------------------------------------------------------------------------------ module hooks
@@ -168,7 +161,7 @@ def test_reduction_enum_helpers_match_pytorch():
         warnings.simplefilter("ignore")
         for sa, red in [(None, None), (False, None), (True, False), (False, True)]:
             assert _reduction.legacy_get_string(sa, red) == torch.nn._reduction.legacy_get_string(sa, red)
-    assert _error(lambda: _reduction.get_enum("avg")) == _error(lambda: torch.nn._reduction.get_enum("avg"))
+    assert error_of(lambda: _reduction.get_enum("avg")) == error_of(lambda: torch.nn._reduction.get_enum("avg"))
 
 
 def test_backend_flags_context_restores_values():
@@ -219,8 +212,8 @@ def test_embedding_bag_dimension_errors_are_pytorchs(shapes):
                                                                                                      dtype=lucid.int64)
     tw, ti, to = torch.zeros(*w, dtype=torch.float64), torch.ones(*i, dtype=torch.int64), torch.zeros(*o,
                                                                                                      dtype=torch.int64)
-    assert _error(lambda: F.embedding_bag(li, lw, lo)) == _error(lambda: torch.nn.functional.embedding_bag(ti, tw, to))
-    assert _error(lambda: lucid.embedding_bag(lw, li, lo)) == _error(lambda: torch.embedding_bag(tw, ti, to))
+    assert error_of(lambda: F.embedding_bag(li, lw, lo)) == error_of(lambda: torch.nn.functional.embedding_bag(ti, tw, to))
+    assert error_of(lambda: lucid.embedding_bag(lw, li, lo)) == error_of(lambda: torch.embedding_bag(tw, ti, to))
 
 
 def _step_warnings(lib, override_before):
@@ -256,7 +249,7 @@ def test_packing_errors_are_pytorchs(call):
     import torch.nn.utils.rnn as torch_rnn
 
     import lucid.nn.utils.rnn as lucid_rnn
-    assert _error(lambda: call(lucid_rnn, lucid)) == _error(lambda: call(torch_rnn, torch))
+    assert error_of(lambda: call(lucid_rnn, lucid)) == error_of(lambda: call(torch_rnn, torch))
 
 
 def _always_call_log(lib):
@@ -312,7 +305,7 @@ def test_ctc_loss_rejects_float_lengths_as_pytorch(which):
         lengths[which - 2] = lengths[which - 2].float()
         log_probs = lib.randn(50, 3, 15).log_softmax(2)
         targets = lib.randint(1, 15, (75,), dtype=lib.int32)
-        return _error(lambda: lib.nn.functional.ctc_loss(log_probs, targets, *lengths))
+        return error_of(lambda: lib.nn.functional.ctc_loss(log_probs, targets, *lengths))
     assert run(lucid) == run(torch)
 
 
@@ -339,8 +332,8 @@ def test_make_tensor_ranges_and_errors_as_pytorch(dtype):
     nonzero = make_tensor((50,), dtype=lucid.float32, device="cpu", low=-1, high=1, exclude_zero=True,
                           requires_grad=True)
     assert nonzero.requires_grad and bool((nonzero != 0).all())
-    expected = _error(lambda: torch.testing.make_tensor((2,), dtype=torch.float32, device="cpu", low=3, high=1))
-    assert _error(lambda: make_tensor((2,), dtype=lucid.float32, device="cpu", low=3, high=1)) == expected
+    expected = error_of(lambda: torch.testing.make_tensor((2,), dtype=torch.float32, device="cpu", low=3, high=1))
+    assert error_of(lambda: make_tensor((2,), dtype=lucid.float32, device="cpu", low=3, high=1)) == expected
 
 
 @pytest.mark.parametrize("shape, kernel", [((2, 3, 4, 5), (1, 1, 1)), ((1, 2, 3, 4, 6), (1, 1, 1)),
@@ -372,7 +365,7 @@ def test_gradient_through_advanced_indexing_of_a_zero_size_tensor_does_not_crash
     lambda lib: lib.nn.functional.group_norm(lib.rand(1, 10), 10),
 ])
 def test_module_errors_found_by_pytorchs_nn_tests(call):
-    got, expected = _error(lambda: call(lucid)), _error(lambda: call(torch))
+    got, expected = error_of(lambda: call(lucid)), error_of(lambda: call(torch))
     assert got[0] == expected[0]
     if expected[0] != "TypeError":  # PyTorch's TypeError lists its C++ signatures
         assert got[1] == expected[1]
@@ -429,7 +422,7 @@ def test_threshold_propagates_nan_as_pytorch(inplace):
 def test_cross_entropy_checks_label_smoothing_before_shapes(target):
     def run(lib):
         t = lib.arange(0, 4) if target == "indices" else lib.randn(3, 4)
-        return _error(lambda: lib.nn.CrossEntropyLoss(label_smoothing=1.2)(lib.randn(3, 4), t))
+        return error_of(lambda: lib.nn.CrossEntropyLoss(label_smoothing=1.2)(lib.randn(3, 4), t))
     assert run(lucid) == run(torch)
 
 
