@@ -41,6 +41,7 @@ from __future__ import annotations
 import functools
 import inspect
 import mmap
+import re
 import warnings
 
 import mlx.core as mx
@@ -573,12 +574,36 @@ def _again_on_cpu(name: str, e: ValueError, fwd, args: tuple, kwargs: dict):
     built again on the CPU stream (lucid._cpu_route: the only cost of routing, paid only then); any other MLX error
     becomes PyTorch's (``_mlx_error``)."""
     if not _cpu_route.refused(e):
-        _mlx_error(name, e, args)
+        wrapped = _wrapped_ints(e, args)
+        if wrapped is None:
+            _mlx_error(name, e, args)
+        return fwd(*[a._storage.data if isinstance(a, Tensor) else a for a in wrapped], **kwargs)
     with _cpu_route.on_cpu():
         try:
             return fwd(*[a._storage.data if isinstance(a, Tensor) else a for a in args], **kwargs)
         except ValueError as again:
             _mlx_error(name, again, args)
+
+
+_OVERFLOW = re.compile(r"Converting -?\d+ to \w+ would result in overflow")
+
+
+def _wrapped_ints(e: ValueError, args: tuple):
+    """``args`` with each Python int that MLX refused to convert to an integer tensor's dtype (``uint8_t & -16``)
+    wrapped into that dtype, as PyTorch casts a scalar operand (``& -16`` is ``& 240``); None for another error."""
+    if not _OVERFLOW.match(str(e)):
+        return None
+    dt = next((a.dtype for a in args if isinstance(a, (Tensor, mx.array)) and mx.issubdtype(a.dtype, mx.integer)),
+              None)
+    if dt is None:
+        return None
+    bits = 8 * dt.size
+    signed = mx.issubdtype(dt, mx.signedinteger)
+
+    def wrap(v: int) -> int:
+        v %= 1 << bits
+        return v - (1 << bits) if signed and v >= 1 << (bits - 1) else v
+    return tuple(wrap(a) if type(a) is int else a for a in args)
 
 
 def _mlx_error(name: str, e: ValueError, args: tuple):
