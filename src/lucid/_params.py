@@ -141,6 +141,13 @@ PARAMS = {
     "A": "the (batch of) square matrices, (*, n, n).",
 }
 
+# The arguments every layer with parameters takes, described once: nn.modules appends them to each layer class's
+# docstring (with_params on the class and its __init__).
+LAYER_PARAMS = {
+    "device": "where the parameters are made (default: lucid's default device).",
+    "dtype": "the parameters' dtype (default: the default dtype, float32).",
+}
+
 
 def with_params(doc: str | None, fn, params: dict | None = None) -> str | None:
     """``doc`` with a ``:param`` line for each of ``fn``'s arguments in ``params`` (default ``PARAMS``) that it does
@@ -161,11 +168,15 @@ def with_params(doc: str | None, fn, params: dict | None = None) -> str | None:
     lines = "\n".join(f"{' ' * indent}:param {n}: {params[n]}" for n in missing)
     if not doc.strip():
         return lines
-    # after the docstring's own :param lines when it ends with them, else as a paragraph of their own
-    last = doc.rstrip().splitlines()[-1].strip()
-    gap = "\n" if last.startswith(":param") or (":param" in doc and not last.startswith(">>>") and
-                                                 doc.rstrip().rsplit(":param", 1)[1].count("\n\n") == 0) else "\n\n"
-    return f"{doc.rstrip()}{gap}{lines}\n{' ' * indent}"
+    doc_lines = doc.splitlines()
+    own = [i for i, line in enumerate(doc_lines) if line.strip().startswith(":param")]
+    if own:  # right after the docstring's own :param lines (their last one may run over several lines)
+        end = own[-1] + 1
+        while end < len(doc_lines) and doc_lines[end].strip() and not doc_lines[end].strip().startswith(">>>"):
+            end += 1
+        return "\n".join(doc_lines[:end] + [lines] + doc_lines[end:]) + ("\n" if doc.endswith("\n") else "")
+    # else as a paragraph of their own at the end
+    return f"{doc.rstrip()}\n\n{lines}\n{' ' * indent}"
 
 
 def describe_all(namespace: dict) -> None:

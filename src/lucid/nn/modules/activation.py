@@ -130,8 +130,6 @@ class PReLU(Module):
 
     :param num_parameters: 1 (one slope) or the number of channels (one slope per channel, dim 1).
     :param init: the slopes' initial value.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, num_parameters: int = 1, init: float = 0.25, device=None, dtype=None):

@@ -35,8 +35,6 @@ class AdaptiveLogSoftmaxWithLoss(Module):
     :param cutoffs: increasing class indices in [1, n_classes - 1] where the clusters start.
     :param div_value: the factor by which each cluster's projection is narrower than the previous one's.
     :param head_bias: give the head a bias.
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     """
 
     def __init__(self, in_features: int, n_classes: int, cutoffs, div_value: float = 4.0, head_bias: bool = False,

@@ -36,8 +36,6 @@ class MultiheadAttention(Module):
     :param kdim: the keys' features (default ``embed_dim``).
     :param vdim: the values' features (default ``embed_dim``).
     :param batch_first: inputs and outputs are (N, L, E) instead of (L, N, E).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> mha = lucid.nn.MultiheadAttention(8, 2, batch_first=True)

@@ -103,8 +103,6 @@ class BatchNorm1d(_BatchNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
     :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
 
     >>> import lucid
@@ -122,8 +120,6 @@ class BatchNorm2d(_BatchNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
     :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
 
     >>> import lucid
@@ -141,8 +137,6 @@ class BatchNorm3d(_BatchNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
     :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
 
     >>> import lucid
@@ -210,8 +204,6 @@ class InstanceNorm1d(_InstanceNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale and shift (default False).
     :param track_running_stats: keep running statistics (default False).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 2
@@ -225,8 +217,6 @@ class InstanceNorm2d(_InstanceNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale and shift (default False).
     :param track_running_stats: keep running statistics (default False).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 3
@@ -240,8 +230,6 @@ class InstanceNorm3d(_InstanceNorm):
     :param momentum: the running statistics' update weight (None: a cumulative average).
     :param affine: learn a per-channel scale and shift (default False).
     :param track_running_stats: keep running statistics (default False).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 4

@@ -133,8 +133,6 @@ class Conv1d(_Conv):
         ``out_channels`` divisible by it).
     :param bias: learn an additive bias.
     :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.Conv1d(2, 4, 3, padding=1)(lucid.zeros(1, 2, 8)).shape
@@ -157,8 +155,6 @@ class Conv2d(_Conv):
         ``out_channels`` divisible by it).
     :param bias: learn an additive bias.
     :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.Conv2d(3, 8, 3, stride=2)(lucid.zeros(1, 3, 9, 9)).shape
@@ -181,8 +177,6 @@ class Conv3d(_Conv):
         ``out_channels`` divisible by it).
     :param bias: learn an additive bias.
     :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
     _n, _fn = 3, staticmethod(F.conv3d)
 
@@ -240,8 +234,6 @@ class ConvTranspose1d(_ConvTransposeNd):
     :param bias: learn an additive bias.
     :param dilation: the spacing between kernel elements.
     :param padding_mode: only 'zeros' (as PyTorch).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
     _n, _fn = 1, staticmethod(F.conv_transpose1d)
 
@@ -260,8 +252,6 @@ class ConvTranspose2d(_ConvTransposeNd):
     :param bias: learn an additive bias.
     :param dilation: the spacing between kernel elements.
     :param padding_mode: only 'zeros' (as PyTorch).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.ConvTranspose2d(8, 3, 2, stride=2)(lucid.zeros(1, 8, 4, 4)).shape
@@ -283,8 +273,6 @@ class ConvTranspose3d(_ConvTransposeNd):
     :param bias: learn an additive bias.
     :param dilation: the spacing between kernel elements.
     :param padding_mode: only 'zeros' (as PyTorch).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
     _n, _fn = 3, staticmethod(F.conv_transpose3d)
 

@@ -95,8 +95,6 @@ class LazyLinear(LazyModuleMixin, Linear):
 
     :param out_features: the size of each output's last dimension.
     :param bias: learn an additive bias.
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     """
 
     cls_to_become = Linear
@@ -196,8 +194,6 @@ _CONV_PARAMS = """
     :param groups: the number of blocked connections from input to output channels.
     :param bias: learn an additive bias.
     :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     """
 _TRANSPOSE_PARAMS = _CONV_PARAMS.replace(
     "    :param dilation:", "    :param output_padding: extra size added to one side of the output.\n    :param dilation:")
@@ -207,8 +203,6 @@ _NORM_PARAMS = """
     :param momentum: the running statistics' update factor (None: a cumulative average).
     :param affine: learn a per-channel weight (and bias).
     :param track_running_stats: keep running statistics.
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     :param bias: with ``affine``, learn the bias too.
     """
 

@@ -27,8 +27,6 @@ class Linear(Module):
     :param in_features: the size of each input's last dimension.
     :param out_features: the size of each output's last dimension.
     :param bias: learn an additive bias.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.Linear(4, 2)(lucid.zeros(3, 4)).shape
@@ -65,8 +63,6 @@ class Bilinear(Module):
     :param in2_features: the size of the second input's last dimension.
     :param out_features: the size of the output's last dimension.
     :param bias: learn an additive bias.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, in1_features: int, in2_features: int, out_features: int, bias: bool = True, device=None,

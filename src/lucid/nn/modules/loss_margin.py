@@ -82,8 +82,6 @@ class LinearCrossEntropyLoss(_WeightedLoss):
     :param num_classes: the number of classes C.
     :param out_features: extra output dims (K-dimensional loss), () by default.
     :param bias: give the linear layer a bias.
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     :param reduction: 'mean', 'sum' or 'none'.
     :param weight: per-class weights (C,), or None.
     :param ignore_index: a class index whose targets are ignored (None: -100).

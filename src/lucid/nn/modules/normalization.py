@@ -38,8 +38,6 @@ class LayerNorm(Module):
     :param eps: added to the variance.
     :param elementwise_affine: learn ``weight`` and ``bias`` of ``normalized_shape``.
     :param bias: learn ``bias`` too (with ``elementwise_affine``).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.LayerNorm(2)(lucid.tensor([[1.0, 3.0]]))
@@ -74,8 +72,6 @@ class GroupNorm(Module):
     :param num_channels: C.
     :param eps: added to the variance.
     :param affine: learn per-channel ``weight`` and ``bias``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     :param bias: learn ``bias`` too (with ``affine``).
     """
 
@@ -109,8 +105,6 @@ class RMSNorm(Module):
     :param normalized_shape: the trailing shape normalized over.
     :param eps: added to the mean square (None: the dtype's machine epsilon).
     :param elementwise_affine: learn ``weight`` of ``normalized_shape``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, normalized_shape, eps: float | None = None, elementwise_affine: bool = True, device=None,

@@ -163,8 +163,6 @@ class RNNBase(Module):
     :param dropout: dropout on the outputs of each layer but the last, in training.
     :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
     :param proj_size: with > 0 (LSTM), project each h_t to this size by ``weight_hr_l{k}``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -358,8 +356,6 @@ class RNN(RNNBase):
     :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
     :param dropout: dropout on the outputs of each layer but the last, in training.
     :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, nonlinearity: str = "tanh",
@@ -392,8 +388,6 @@ class LSTM(RNNBase):
     :param dropout: dropout on the outputs of each layer but the last, in training.
     :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
     :param proj_size: with > 0 (LSTM), project each h_t to this size by ``weight_hr_l{k}``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> out, (h, c) = lucid.nn.LSTM(4, 8, batch_first=True)(lucid.zeros(2, 5, 4))
@@ -423,8 +417,6 @@ class GRU(RNNBase):
     :param batch_first: inputs and outputs are (N, L, H) instead of (L, N, H) (not the hidden states).
     :param dropout: dropout on the outputs of each layer but the last, in training.
     :param bidirectional: a second recurrence runs backwards (D = 2; outputs concatenated).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, num_layers: int = 1, bias: bool = True,
@@ -448,8 +440,6 @@ class RNNCellBase(Module):
     :param hidden_size: H, the features of the hidden state.
     :param bias: learn ``bias_ih`` and ``bias_hh``.
     :param num_chunks: gates per step (1 for RNN, 4 for LSTM, 3 for GRU).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None):
@@ -519,8 +509,6 @@ class RNNCell(RNNCellBase):
     :param hidden_size: H, the features of the hidden state.
     :param bias: learn ``bias_ih`` and ``bias_hh``.
     :param nonlinearity: 'tanh' or 'relu'.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, nonlinearity: str = "tanh",
@@ -543,8 +531,6 @@ class LSTMCell(RNNCellBase):
     :param input_size: H_in, the features of each input step.
     :param hidden_size: H, the features of the hidden state.
     :param bias: learn ``bias_ih`` and ``bias_hh``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):
@@ -564,8 +550,6 @@ class GRUCell(RNNCellBase):
     :param input_size: H_in, the features of each input step.
     :param hidden_size: H, the features of the hidden state.
     :param bias: learn ``bias_ih`` and ``bias_hh``.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, input_size: int, hidden_size: int, bias: bool = True, device=None, dtype=None):

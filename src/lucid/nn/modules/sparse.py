@@ -27,8 +27,6 @@ class Embedding(Module):
     :param sparse: accepted; gradients are dense.
     :param _weight: an initial weight (num_embeddings, embedding_dim) instead of N(0, 1).
     :param _freeze: make the weight not require grad (``Embedding.from_pretrained(freeze=True)``).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> lucid.nn.Embedding(10, 3)(lucid.tensor([[1, 2], [3, 4]])).shape
@@ -116,8 +114,6 @@ class EmbeddingBag(Module):
     :param _weight: an initial weight (num_embeddings, embedding_dim) instead of N(0, 1).
     :param include_last_offset: ``offsets`` has one more entry, the end of the last bag.
     :param padding_idx: a row that is left out of the bags (and gets no gradient).
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, num_embeddings: int, embedding_dim: int, max_norm: float | None = None,

@@ -46,8 +46,6 @@ class SyncBatchNorm(_BatchNorm):
     :param affine: learn a per-channel weight and bias.
     :param track_running_stats: keep running statistics (used in eval mode).
     :param process_group: the ranks to synchronize over (None: the world).
-    :param device: where the parameters are made.
-    :param dtype: the parameters' dtype.
     """
 
     def __init__(self, num_features: int, eps: float = 1e-5, momentum: float | None = 0.1, affine: bool = True,

@@ -65,8 +65,6 @@ class TransformerEncoderLayer(_SelfAttentionLayer):
     :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
     :param norm_first: LayerNorm before each block (pre-norm) instead of after.
     :param bias: learn biases in the linear layers and LayerNorms.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
 
     >>> import lucid
     >>> layer = lucid.nn.TransformerEncoderLayer(d_model=16, nhead=4, dim_feedforward=32, batch_first=True)
@@ -125,8 +123,6 @@ class TransformerDecoderLayer(_SelfAttentionLayer):
     :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
     :param norm_first: LayerNorm before each block (pre-norm) instead of after.
     :param bias: learn biases in the linear layers and LayerNorms.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, d_model: int, nhead: int, dim_feedforward: int = 2048, dropout: float = 0.1,
@@ -256,8 +252,6 @@ class Transformer(Module):
     :param batch_first: inputs and outputs are (N, S, E) instead of (S, N, E).
     :param norm_first: LayerNorm before each block (pre-norm) instead of after.
     :param bias: learn biases in the linear layers and LayerNorms.
-    :param device: where the parameters are made (default: lucid's default device).
-    :param dtype: the parameters' dtype (default: the default dtype, float32).
     """
 
     def __init__(self, d_model: int = 512, nhead: int = 8, num_encoder_layers: int = 6, num_decoder_layers: int = 6,
