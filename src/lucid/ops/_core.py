@@ -64,6 +64,20 @@ SAVES_INDEX: dict = {}  # never mutated
 _new = object.__new__
 _Storage = Storage  # no __init__: calling the class is cheaper than object.__new__(Storage)
 _meta_used = _meta.used  # [True] once a meta tensor was made: only then do the ops look for meta operands
+# Complex gradients follow PyTorch's convention: the gradient of a real loss L with respect to z is dL/d(conj z), so a
+# holomorphic op's input gradient is g * conj(f'(z)). These ops' VJPs are written as for real inputs (g * f'(z), or
+# g @ B.T for a product); for a complex gradient the node runs them as conj(vjp(conj(g))), which is exactly that.
+# Ops whose VJPs already follow the convention (abs, real, imag, conj, angle, the transforms) are not listed; linear
+# ops with real coefficients (sums, reshapes, indexing) need nothing.
+HOLOMORPHIC = frozenset({
+    "add", "sub", "rsub", "mul", "div", "neg", "pow", "reciprocal", "square", "sqrt", "rsqrt", "exp", "log",
+    "log2", "log10", "log1p", "sin", "cos", "tan", "sinh", "cosh", "tanh", "prod", "dot", "mv", "mm",
+    "bmm", "addmm", "addmv", "addr", "baddbmm"})
+
+
+def _conj(x):
+    """The conjugate of a complex gradient: an MLX array in the raw backward, else a Tensor (differentiable)."""
+    return mx.conj(x) if isinstance(x, mx.array) else x.conj()
 
 
 def leaf_edge(t) -> tuple:
@@ -84,6 +98,7 @@ class OpNode(Node):
     save_ans = False
     save_needs = None  # {arg index: indices of the args whose gradients need its value}, or None: all args
     op_name = ""
+    holomorphic = False  # (HOLOMORPHIC)
 
     def __init__(self, edges: list, args: tuple, kwargs: dict, out_st, versions):
         self._hooks = None
@@ -164,7 +179,10 @@ class OpNode(Node):
             if f is None:
                 raise RuntimeError(f"the derivative for '{self.op_name}' with respect to argument {i} is not "
                                    "implemented")
-            r = f(g, ans, *args, **kw)
+            if self.holomorphic and g.dtype == mx.complex64:  # PyTorch's convention (HOLOMORPHIC)
+                r = _conj(f(_conj(g), ans, *args, **kw))
+            else:
+                r = f(g, ans, *args, **kw)
             res.append(r._storage.data if raw and isinstance(r, Tensor) else r)
         return res
 
@@ -339,7 +357,7 @@ def defop(name: str, fwd, vjp=None, *, vjp_all=None, save: str | dict | None = "
         "__slots__": (), "vjps": vjps, "vjp_all": staticmethod(vjp_all) if vjp_all else None,
         "save_args": isinstance(save, dict) or save in ("args", "both"), "save_ans": save in ("ans", "both"),
         "save_needs": save if isinstance(save, dict) else None, "op_name": name, "raw": raw and vjp_all is None,
-        "__module__": __name__,
+        "holomorphic": name in HOLOMORPHIC, "__module__": __name__,
     })
 
     save_args = cls.save_args
