@@ -175,8 +175,17 @@ def with_params(doc: str | None, fn, params: dict | None = None) -> str | None:
         while end < len(doc_lines) and doc_lines[end].strip() and not doc_lines[end].strip().startswith(">>>"):
             end += 1
         return "\n".join(doc_lines[:end] + [lines] + doc_lines[end:]) + ("\n" if doc.endswith("\n") else "")
-    # else as a paragraph of their own at the end
-    return f"{doc.rstrip()}\n\n{lines}\n{' ' * indent}"
+    example = next((i for i, line in enumerate(doc_lines) if line.strip().startswith(">>>")), None)
+    if example is not None:  # else as a paragraph of their own, before the example
+        return "\n".join(doc_lines[:example] + [lines, ""] + doc_lines[example:]) + ("\n" if doc.endswith("\n") else "")
+    return f"{doc.rstrip()}\n\n{lines}\n{' ' * indent}"  # or at the end
+
+
+def describe_layers(classes, params: dict) -> None:
+    """``with_params`` on each layer class's docstring, for the arguments of its ``__init__`` in ``params``: the
+    arguments a family of layers shares are described once, beside the family."""
+    for cls in classes:
+        cls.__doc__ = with_params(cls.__doc__, cls.__init__, params)
 
 
 def describe_all(namespace: dict) -> None:

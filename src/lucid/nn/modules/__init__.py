@@ -28,8 +28,6 @@ from .adaptive import *  # noqa: F401,F403
 from .crossmaplrn import *  # noqa: F401,F403
 
 # each layer's device= and dtype= described once (lucid._params.LAYER_PARAMS), as ops share lucid._params.PARAMS
-from ..._params import LAYER_PARAMS as _LAYER_PARAMS, with_params as _with_params  # noqa: E402
+from ..._params import LAYER_PARAMS as _LAYER_PARAMS, describe_layers as _describe_layers  # noqa: E402
 
-for _cls in [v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, Module)]:
-    _cls.__doc__ = _with_params(_cls.__doc__, _cls.__init__, _LAYER_PARAMS)
-del _cls
+_describe_layers([v for v in list(globals().values()) if isinstance(v, type) and issubclass(v, Module)], _LAYER_PARAMS)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import warnings
 
 from ... import _creation
+from ..._params import describe_layers
 from ..._dtype import int64
 from ..._tensor import Tensor
 from .. import functional as F
@@ -98,13 +99,6 @@ class _BatchNorm(_NormBase):
 class BatchNorm1d(_BatchNorm):
     """Batch normalization of (N, C) or (N, C, L) over the batch (and length) per channel.
 
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
-    :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param bias: with ``affine``, learn the shift too.
-
     >>> import lucid
     >>> lucid.nn.BatchNorm1d(3)(lucid.zeros(4, 3)).shape
     lucid.Size([4, 3])
@@ -115,13 +109,6 @@ class BatchNorm1d(_BatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Batch normalization of (N, C, H, W) per channel.
 
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
-    :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param bias: with ``affine``, learn the shift too.
-
     >>> import lucid
     >>> lucid.nn.BatchNorm2d(3)(lucid.zeros(4, 3, 5, 5)).shape
     lucid.Size([4, 3, 5, 5])
@@ -131,13 +118,6 @@ class BatchNorm2d(_BatchNorm):
 
 class BatchNorm3d(_BatchNorm):
     """Batch normalization of (N, C, D, H, W) per channel.
-
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale (``weight``) and shift (``bias``).
-    :param track_running_stats: keep running mean/variance (used in eval mode).
-    :param bias: with ``affine``, learn the shift too.
 
     >>> import lucid
     >>> lucid.nn.BatchNorm3d(3)(lucid.zeros(4, 3, 2, 5, 5)).shape
@@ -199,12 +179,6 @@ class _InstanceNorm(_NormBase):
 class InstanceNorm1d(_InstanceNorm):
     """Normalize each (sample, channel) of (N, C, L) or (C, L) over L.
 
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale and shift (default False).
-    :param track_running_stats: keep running statistics (default False).
-    :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 2
 
@@ -212,12 +186,6 @@ class InstanceNorm1d(_InstanceNorm):
 class InstanceNorm2d(_InstanceNorm):
     """Normalize each (sample, channel) of (N, C, H, W) or (C, H, W) over H and W.
 
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale and shift (default False).
-    :param track_running_stats: keep running statistics (default False).
-    :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 3
 
@@ -225,14 +193,26 @@ class InstanceNorm2d(_InstanceNorm):
 class InstanceNorm3d(_InstanceNorm):
     """Normalize each (sample, channel) of (N, C, D, H, W) or (C, D, H, W) over D, H and W.
 
-    :param num_features: C, the channels of an input (N, C, ...).
-    :param eps: added to the variance for numerical stability.
-    :param momentum: the running statistics' update weight (None: a cumulative average).
-    :param affine: learn a per-channel scale and shift (default False).
-    :param track_running_stats: keep running statistics (default False).
-    :param bias: with ``affine``, learn the shift too.
     """
     _no_batch_dim = 4
 
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
+
+
+# the normalizations' arguments, described once for the six classes (appended to their docstrings)
+_ARGS = {
+    "num_features": "C, the channels of an input (N, C, ...).",
+    "eps": "added to the variance for numerical stability.",
+    "momentum": "the running statistics' update weight (None: a cumulative average).",
+    "affine": "learn a per-channel scale (``weight``) and shift (``bias``).",
+    "track_running_stats": "keep running mean/variance (used in eval mode).",
+    "bias": "with ``affine``, learn the shift too.",
+}
+describe_layers((BatchNorm1d, BatchNorm2d, BatchNorm3d), _ARGS)
+describe_layers((InstanceNorm1d, InstanceNorm2d, InstanceNorm3d), {
+    **_ARGS,
+    "affine": "learn a per-channel scale and shift (default False).",
+    "track_running_stats": "keep running statistics (default False).",
+})
+

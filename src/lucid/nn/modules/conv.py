@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from ... import _creation
+from ..._params import describe_layers
 from ..._tensor import Tensor
 from .. import functional as F
 from .. import init
@@ -122,18 +123,6 @@ class Conv1d(_Conv):
     """1-D convolution: (N, C_in, L) -> (N, C_out, L_out); ``padding`` may be an int, a tuple, 'valid' or 'same';
     ``padding_mode`` one of 'zeros', 'reflect', 'replicate', 'circular'.
 
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: zeros (or ``padding_mode``) added to both sides: an int, one per dim, 'valid' (none) or
-        'same' (output size = input size; stride 1).
-    :param dilation: the spacing between kernel elements.
-    :param groups: split the channels into this many independent groups (``in_channels`` and
-        ``out_channels`` divisible by it).
-    :param bias: learn an additive bias.
-    :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
-
     >>> import lucid
     >>> lucid.nn.Conv1d(2, 4, 3, padding=1)(lucid.zeros(1, 2, 8)).shape
     lucid.Size([1, 4, 8])
@@ -143,18 +132,6 @@ class Conv1d(_Conv):
 
 class Conv2d(_Conv):
     """2-D convolution: (N, C_in, H, W) -> (N, C_out, H_out, W_out), weight (C_out, C_in / groups, kH, kW).
-
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: zeros (or ``padding_mode``) added to both sides: an int, one per dim, 'valid' (none) or
-        'same' (output size = input size; stride 1).
-    :param dilation: the spacing between kernel elements.
-    :param groups: split the channels into this many independent groups (``in_channels`` and
-        ``out_channels`` divisible by it).
-    :param bias: learn an additive bias.
-    :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
 
     >>> import lucid
     >>> lucid.nn.Conv2d(3, 8, 3, stride=2)(lucid.zeros(1, 3, 9, 9)).shape
@@ -166,17 +143,6 @@ class Conv2d(_Conv):
 class Conv3d(_Conv):
     """3-D convolution: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
 
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: zeros (or ``padding_mode``) added to both sides: an int, one per dim, 'valid' (none) or
-        'same' (output size = input size; stride 1).
-    :param dilation: the spacing between kernel elements.
-    :param groups: split the channels into this many independent groups (``in_channels`` and
-        ``out_channels`` divisible by it).
-    :param bias: learn an additive bias.
-    :param padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
     """
     _n, _fn = 3, staticmethod(F.conv3d)
 
@@ -224,16 +190,6 @@ class ConvTranspose1d(_ConvTransposeNd):
     """1-D transposed convolution: (N, C_in, L) -> (N, C_out, (L-1)*stride - 2*padding + dilation*(k-1) +
     output_padding + 1); ``forward(input, output_size)`` picks output_padding to reach ``output_size``.
 
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: ``dilation * (kernel_size - 1) - padding`` zeros are added to both sides of the input.
-    :param output_padding: added to one side of the output (to pick among the sizes a stride maps to).
-    :param groups: split the channels into this many independent groups.
-    :param bias: learn an additive bias.
-    :param dilation: the spacing between kernel elements.
-    :param padding_mode: only 'zeros' (as PyTorch).
     """
     _n, _fn = 1, staticmethod(F.conv_transpose1d)
 
@@ -241,17 +197,6 @@ class ConvTranspose1d(_ConvTransposeNd):
 class ConvTranspose2d(_ConvTransposeNd):
     """2-D transposed convolution: (N, C_in, H, W) -> (N, C_out, H_out, W_out), weight (C_in, C_out / groups, kH,
     kW).
-
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: ``dilation * (kernel_size - 1) - padding`` zeros are added to both sides of the input.
-    :param output_padding: added to one side of the output (to pick among the sizes a stride maps to).
-    :param groups: split the channels into this many independent groups.
-    :param bias: learn an additive bias.
-    :param dilation: the spacing between kernel elements.
-    :param padding_mode: only 'zeros' (as PyTorch).
 
     >>> import lucid
     >>> lucid.nn.ConvTranspose2d(8, 3, 2, stride=2)(lucid.zeros(1, 8, 4, 4)).shape
@@ -263,18 +208,33 @@ class ConvTranspose2d(_ConvTransposeNd):
 class ConvTranspose3d(_ConvTransposeNd):
     """3-D transposed convolution: (N, C_in, D, H, W) -> (N, C_out, D_out, H_out, W_out).
 
-    :param in_channels: C_in, the input's channels.
-    :param out_channels: C_out, the output's channels.
-    :param kernel_size: the kernel's size (an int or one per spatial dim).
-    :param stride: the step of the kernel.
-    :param padding: ``dilation * (kernel_size - 1) - padding`` zeros are added to both sides of the input.
-    :param output_padding: added to one side of the output (to pick among the sizes a stride maps to).
-    :param groups: split the channels into this many independent groups.
-    :param bias: learn an additive bias.
-    :param dilation: the spacing between kernel elements.
-    :param padding_mode: only 'zeros' (as PyTorch).
     """
     _n, _fn = 3, staticmethod(F.conv_transpose3d)
 
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
+
+
+# the convolutions' arguments, described once for the six classes (appended to their docstrings)
+_ARGS = {
+    "in_channels": "C_in, the input's channels.",
+    "out_channels": "C_out, the output's channels.",
+    "kernel_size": "the kernel's size (an int or one per spatial dim).",
+    "stride": "the step of the kernel.",
+    "padding": "zeros (or ``padding_mode``) added to both sides: an int, one per dim, 'valid' (none) or 'same' "
+               "(output size = input size; stride 1).",
+    "dilation": "the spacing between kernel elements.",
+    "groups": "split the channels into this many independent groups (``in_channels`` and ``out_channels`` divisible "
+              "by it).",
+    "bias": "learn an additive bias.",
+    "padding_mode": "'zeros', 'reflect', 'replicate' or 'circular'.",
+}
+describe_layers((Conv1d, Conv2d, Conv3d), _ARGS)
+describe_layers((ConvTranspose1d, ConvTranspose2d, ConvTranspose3d), {
+    **_ARGS,
+    "padding": "``dilation * (kernel_size - 1) - padding`` zeros are added to both sides of the input.",
+    "output_padding": "added to one side of the output (to pick among the sizes a stride maps to).",
+    "groups": "split the channels into this many independent groups.",
+    "padding_mode": "only 'zeros' (as PyTorch).",
+})
+
